@@ -1,0 +1,52 @@
+// Finds (or, as root on Debian, installs) the system packages the tests need: redis-server for
+// the relay's and transceiver's Redis tests, chromium for the browser tests. Never skips silently:
+// when a package is missing and cannot be installed, it says the exact command to run and fails.
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+
+export interface SystemDep {
+  /** Debian package name. */
+  pkg: string;
+  /** Binary the tests run. */
+  bin: string;
+  why: string;
+}
+
+export const TEST_DEPS: SystemDep[] = [
+  { pkg: "redis-server", bin: "redis-server", why: "relay flow mirror and membership tests start their own Redis" },
+  { pkg: "chromium", bin: "chromium", why: "end-to-end and dashboard tests drive a real browser" },
+];
+
+export function which(bin: string): string | null {
+  for (const dir of (process.env.PATH ?? "").split(":")) {
+    const p = `${dir}/${bin}`;
+    if (dir && existsSync(p)) return p;
+  }
+  for (const p of [`/usr/bin/${bin}`, `/usr/sbin/${bin}`, `/usr/local/bin/${bin}`]) if (existsSync(p)) return p;
+  return null;
+}
+
+function isRootOnDebian(): boolean {
+  return process.getuid?.() === 0 && existsSync("/etc/debian_version") && which("apt-get") !== null;
+}
+
+export function ensureSystemDeps(deps: SystemDep[], log: (line: string) => void): void {
+  const missing = deps.filter((d) => which(d.bin) === null);
+  if (missing.length === 0) return;
+  const pkgs = missing.map((d) => d.pkg).join(" ");
+  const command = `apt-get update && apt-get install -y --no-install-recommends ${pkgs}`;
+  if (!isRootOnDebian()) {
+    const lines = missing.map((d) => `  - ${d.pkg}: ${d.why}`).join("\n");
+    throw new Error(`missing system packages:\n${lines}\nInstall them with:\n  sudo ${command}`);
+  }
+  log(`installing system packages: ${pkgs}`);
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  execFileSync("apt-get", ["update", "-qq"], { stdio: "inherit", env });
+  const r = spawnSync("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...missing.map((d) => d.pkg)], {
+    stdio: "inherit",
+    env,
+  });
+  if (r.status !== 0) throw new Error(`apt-get install failed (exit ${r.status}); run: ${command}`);
+  const still = missing.filter((d) => which(d.bin) === null);
+  if (still.length > 0) throw new Error(`still missing after install: ${still.map((d) => d.bin).join(", ")}`);
+}
