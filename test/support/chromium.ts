@@ -8,9 +8,10 @@ export interface BrowserHandle {
   close(): Promise<void>;
 }
 
-export async function launchChromium(extraArgs: string[] = []): Promise<BrowserHandle> {
-  const executablePath = which("chromium");
-  if (!executablePath) throw new Error("chromium is not installed: run `npm test` (it installs it) or apt-get install chromium");
+export async function launchChromium(extraArgs: string[] = [], wrapper?: string): Promise<BrowserHandle> {
+  const executablePath = wrapper ?? which("chromium");
+  if (!executablePath)
+    throw new Error("chromium is not installed: run `npm test` (it installs it) or apt-get install chromium");
   const browser = await chromium.launch({
     executablePath,
     headless: true,

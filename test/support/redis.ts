@@ -32,7 +32,10 @@ async function waitForPort(port: number, deadlineMs: number): Promise<void> {
 
 export async function startRedis(): Promise<RedisHandle> {
   const bin = which("redis-server");
-  if (!bin) throw new Error("redis-server is not installed: run `npm test` (it installs it) or apt-get install redis-server");
+  if (!bin)
+    throw new Error(
+      "redis-server is not installed: run `npm test` (it installs it) or apt-get install redis-server",
+    );
   const port = await freePort();
   let child: ChildProcess | null = null;
   const launch = async (): Promise<void> => {
