@@ -10,6 +10,7 @@ export type DatagramKind = (typeof DatagramKind)[keyof typeof DatagramKind];
 export const DATAGRAM_KIND_NAMES = ["stun", "dtls", "rtp", "rtcp", "other"] as const;
 
 export function classifyDatagram(buf: Uint8Array, len: number): DatagramKind {
+  if (len > buf.length) len = buf.length;
   if (len < 1) return DatagramKind.other;
   const b = buf[0]!;
   if (b <= 3) return DatagramKind.stun;

@@ -109,6 +109,12 @@ export function readStun(buf: Uint8Array, len: number, view: StunView): StunStat
     const valueOff = i + 4;
     if (valueOff + attrLen > len) return "bad-attribute";
     if (view.fingerprintOffset >= 0) return "attribute-after-fingerprint";
+    // RFC 8489 §14.5: everything after MESSAGE-INTEGRITY except FINGERPRINT is not covered by it
+    // and MUST be ignored (a USERNAME there must not route a flow).
+    if (view.messageIntegrityOffset >= 0 && attrType !== StunAttr.fingerprint) {
+      i = valueOff + ((attrLen + 3) & ~3);
+      continue;
+    }
     switch (attrType) {
       case StunAttr.username: {
         if (view.usernameOffset >= 0) break; // RFC 8489: only the first occurrence counts.
