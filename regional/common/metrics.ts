@@ -13,6 +13,18 @@ function escapeLabel(v: string): string {
   return v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
 }
 
+/** HELP text escapes only backslash and newline (text format 0.0.4). */
+function escapeHelp(v: string): string {
+  return v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n");
+}
+
+/** Sample values as Prometheus parses them (Go ParseFloat): "+Inf", "-Inf", "NaN", else the number. */
+function formatValue(v: number): string {
+  if (v === Number.POSITIVE_INFINITY) return "+Inf";
+  if (v === Number.NEGATIVE_INFINITY) return "-Inf";
+  return String(v);
+}
+
 export interface CounterHandle {
   inc(n?: number): void;
   readonly value: number;
@@ -115,7 +127,7 @@ export class Metric<H> implements Family {
     return h;
   }
   render(out: string[]): void {
-    out.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} ${this.type}`);
+    out.push(`# HELP ${this.name} ${escapeHelp(this.help)}`, `# TYPE ${this.name} ${this.type}`);
     for (const [key, h] of this.#series) this.#renderSeries(this.name, key, h, out);
   }
 }
@@ -150,7 +162,7 @@ export class Registry {
         "counter",
         labelNames,
         () => new CounterSeries(),
-        (n, k, h, out) => out.push(`${n}${brace(k)} ${h.value}`),
+        (n, k, h, out) => out.push(`${n}${brace(k)} ${formatValue(h.value)}`),
       ),
     );
   }
@@ -163,7 +175,7 @@ export class Registry {
         "gauge",
         labelNames,
         () => new GaugeSeries(),
-        (n, k, h, out) => out.push(`${n}${brace(k)} ${h.value}`),
+        (n, k, h, out) => out.push(`${n}${brace(k)} ${formatValue(h.value)}`),
       ),
     );
   }
@@ -186,10 +198,10 @@ export class Registry {
           let cum = 0;
           for (let i = 0; i < s.bounds.length; i++) {
             cum += s.buckets[i]!;
-            out.push(`${n}_bucket${brace(k, `le="${s.bounds[i]}"`)} ${cum}`);
+            out.push(`${n}_bucket${brace(k, `le="${formatValue(s.bounds[i]!)}"`)} ${cum}`);
           }
           out.push(`${n}_bucket${brace(k, 'le="+Inf"')} ${s.count}`);
-          out.push(`${n}_sum${brace(k)} ${s.sum}`);
+          out.push(`${n}_sum${brace(k)} ${formatValue(s.sum)}`);
           out.push(`${n}_count${brace(k)} ${s.count}`);
         },
       ),

@@ -16,6 +16,8 @@ export function parseIpv4(text: string): number {
       digits = 0;
       dots++;
     } else if (c >= 48 && c <= 57) {
+      // No leading zeros ("01" is octal to some parsers): the same strict form as inet_pton and net.isIPv4.
+      if (digits === 1 && part === 0) return -1;
       part = part * 10 + (c - 48);
       if (++digits > 3 || part > 255) return -1;
     } else return -1;
@@ -47,13 +49,14 @@ export function parseIpv6(text: string, out: Uint8Array): boolean {
   const s = zone >= 0 ? text.slice(0, zone) : text;
   const halves = s.split("::");
   if (halves.length > 2) return false;
-  const groups = (part: string): number[] | null => {
+  // An embedded IPv4 ("::ffff:1.2.3.4") may only end the address, never precede "::".
+  const groups = (part: string, last: boolean): number[] | null => {
     if (part === "") return [];
     const res: number[] = [];
     const items = part.split(":");
     for (let i = 0; i < items.length; i++) {
       const g = items[i]!;
-      if (i === items.length - 1 && g.includes(".")) {
+      if (last && i === items.length - 1 && g.includes(".")) {
         const v4 = parseIpv4(g);
         if (v4 < 0) return null;
         res.push(v4 >>> 16, v4 & 0xffff);
@@ -64,8 +67,8 @@ export function parseIpv6(text: string, out: Uint8Array): boolean {
     }
     return res;
   };
-  const head = groups(halves[0]!);
-  const tail = halves.length === 2 ? groups(halves[1]!) : [];
+  const head = groups(halves[0]!, halves.length === 1);
+  const tail = halves.length === 2 ? groups(halves[1]!, true) : [];
   if (!head || !tail) return false;
   const missing = 8 - head.length - tail.length;
   if (halves.length === 2 ? missing < 1 : missing !== 0) return false;
@@ -77,10 +80,44 @@ export function parseIpv6(text: string, out: Uint8Array): boolean {
   return true;
 }
 
+/**
+ * RFC 5952 text form, exactly as Node (libuv's inet_ntop) prints it in `rinfo.address`: the
+ * longest run of two or more zero groups (the first on a tie) becomes "::", and an address that
+ * starts with 6 zero groups or with 0:0:0:0:0:ffff ends in dotted IPv4 ("::ffff:192.0.2.1").
+ */
 export function formatIpv6(ip: Uint8Array): string {
-  const parts: string[] = [];
-  for (let i = 0; i < 8; i++) parts.push(((ip[i * 2]! << 8) | ip[i * 2 + 1]!).toString(16));
-  return parts.join(":").replace(/(^|:)0(:0)+(:|$)/, "::");
+  const words: number[] = [];
+  for (let i = 0; i < 8; i++) words.push((ip[i * 2]! << 8) | ip[i * 2 + 1]!);
+  let bestBase = -1;
+  let bestLen = 0;
+  for (let i = 0; i < 8; ) {
+    if (words[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && words[j] === 0) j++;
+    if (j - i > bestLen) {
+      bestBase = i;
+      bestLen = j - i;
+    }
+    i = j;
+  }
+  if (bestLen < 2) bestBase = -1;
+  let s = "";
+  for (let i = 0; i < 8; i++) {
+    if (bestBase >= 0 && i >= bestBase && i < bestBase + bestLen) {
+      if (i === bestBase) s += ":";
+      continue;
+    }
+    if (i !== 0) s += ":";
+    if (i === 6 && bestBase === 0 && (bestLen === 6 || (bestLen === 5 && words[5] === 0xffff))) {
+      return `${s}${ip[12]}.${ip[13]}.${ip[14]}.${ip[15]}`;
+    }
+    s += words[i]!.toString(16);
+  }
+  if (bestBase >= 0 && bestBase + bestLen === 8) s += ":";
+  return s;
 }
 
 /** Text address of a decoded frame header's client. */
