@@ -1,0 +1,179 @@
+// Evaluates dashboard panels over the snapshot ring with the semantics of the PromQL in panels.ts:
+//   quantile: histogram_quantile(q, sum by (le, <by>) (rate(<metric>_bucket{<sel>}[W])))
+//   rate:     sum by (<by>) (rate(<metric>{<sel>}[W]))
+//   gauge:    sum by (<by>) (<metric>{<sel>})
+// The window at snapshot i starts at the newest snapshot at least W older than i (or the oldest
+// retained one). Pure.
+import type { FilterLabel, PanelDef } from "../panels.ts";
+import { QUANTILES, quantileRef } from "../panels.ts";
+import { upsert } from "./map.ts";
+import { type Bucket, histogramQuantile, parseLe } from "./quantile.ts";
+import type { Series, SnapshotStore } from "./store.ts";
+
+export type Filters = Partial<Record<FilterLabel, readonly string[]>>;
+
+export interface SeriesData {
+  /** Group label values, e.g. { region: "EU" }. */
+  group: Record<string, string>;
+  /** "p50" | "p95" | "p99" | "n" for quantile panels; "value" otherwise. */
+  ref: string;
+  values: (number | null)[];
+}
+
+export interface PanelData {
+  id: string;
+  timestamps: number[];
+  series: SeriesData[];
+}
+
+export interface RangeRequest {
+  /** Evaluate snapshots with time >= from (ms). */
+  from: number;
+  /** At most this many points (older points are thinned evenly; the newest is always kept). */
+  maxPoints: number;
+  /** rate()/increase() window in ms. */
+  windowMs: number;
+  filters: Filters;
+}
+
+function matches(s: Series, p: PanelDef, filters: Filters): boolean {
+  for (const [k, v] of Object.entries(p.match ?? {})) if ((s.labels[k] ?? "") !== v) return false;
+  for (const f of p.filters) {
+    const allowed = filters[f];
+    if (allowed !== undefined && allowed.length > 0 && !allowed.includes(s.labels[f] ?? "")) return false;
+  }
+  return true;
+}
+
+function groupOf(s: Series, by: readonly string[]): [string, Record<string, string>] {
+  const g: Record<string, string> = {};
+  let key = "";
+  for (const l of by) {
+    const v = s.labels[l] ?? "";
+    g[l] = v;
+    key += `${v}\u0000`;
+  }
+  return [key, g];
+}
+
+/** Sequence numbers to evaluate, oldest first. */
+export function pointsFor(store: SnapshotStore, from: number, maxPoints: number): number[] {
+  const seqs: number[] = [];
+  for (let s = store.end() - 1; s >= store.start() && store.time(s) >= from; s--) seqs.push(s);
+  const stride = Math.max(1, Math.ceil(seqs.length / Math.max(1, maxPoints)));
+  const out: number[] = [];
+  for (let i = 0; i < seqs.length; i += stride) out.push(seqs[i]!);
+  return out.reverse();
+}
+
+/** The snapshot a window ending at `seq` starts from, or -1 when there is none before it. */
+export function windowStart(store: SnapshotStore, seq: number, windowMs: number): number {
+  const limit = store.time(seq) - windowMs;
+  let j = seq - 1;
+  while (j > store.start() && store.time(j) > limit) j--;
+  return j >= store.start() ? j : -1;
+}
+
+function increase(store: SnapshotStore, s: Series, i: number, j: number): number {
+  const a = store.value(s, i);
+  if (Number.isNaN(a)) return 0;
+  const b = store.value(s, j);
+  return a - (Number.isNaN(b) ? 0 : b);
+}
+
+interface Group<T> {
+  labels: Record<string, string>;
+  members: T;
+}
+
+export function evaluatePanel(store: SnapshotStore, p: PanelDef, req: RangeRequest): PanelData {
+  const seqs = pointsFor(store, req.from, req.maxPoints);
+  const data: PanelData = { id: p.id, timestamps: seqs.map((s) => store.time(s)), series: [] };
+  if (p.kind === "quantile") evaluateQuantile(store, p, req, seqs, data);
+  else evaluateSum(store, p, req, seqs, data);
+  return data;
+}
+
+function evaluateSum(store: SnapshotStore, p: PanelDef, req: RangeRequest, seqs: number[], out: PanelData) {
+  const groups = new Map<string, Group<Series[]>>();
+  for (const s of store.byName(p.metric)) {
+    if (!matches(s, p, req.filters)) continue;
+    const [key, labels] = groupOf(s, p.by);
+    upsert(groups, key, () => ({ labels, members: [] as Series[] })).members.push(s);
+  }
+  for (const g of sortGroups(groups)) {
+    const values = seqs.map((i): number | null => {
+      if (p.kind === "gauge") {
+        let sum = 0;
+        let any = false;
+        for (const s of g.members) {
+          const v = store.value(s, i);
+          if (!Number.isNaN(v)) {
+            sum += v;
+            any = true;
+          }
+        }
+        return any ? sum : null;
+      }
+      const j = windowStart(store, i, req.windowMs);
+      if (j < 0) return null;
+      const dt = (store.time(i) - store.time(j)) / 1000;
+      if (!(dt > 0)) return null;
+      let sum = 0;
+      for (const s of g.members) sum += increase(store, s, i, j);
+      return sum / dt;
+    });
+    out.series.push({ group: g.labels, ref: "value", values });
+  }
+}
+
+function evaluateQuantile(
+  store: SnapshotStore,
+  p: PanelDef,
+  req: RangeRequest,
+  seqs: number[],
+  out: PanelData,
+) {
+  const groups = new Map<string, Group<{ buckets: { le: number; s: Series }[]; counts: Series[] }>>();
+  const group = (s: Series) => {
+    const [key, labels] = groupOf(s, p.by);
+    return upsert(groups, key, () => ({ labels, members: { buckets: [], counts: [] } }));
+  };
+  for (const s of store.byName(`${p.metric}_bucket`)) {
+    if (!matches(s, p, req.filters)) continue;
+    const le = parseLe(s.labels.le ?? "");
+    if (le !== null) group(s).members.buckets.push({ le, s });
+  }
+  for (const s of store.byName(`${p.metric}_count`))
+    if (matches(s, p, req.filters)) group(s).members.counts.push(s);
+
+  for (const g of sortGroups(groups)) {
+    const rows = QUANTILES.map((q) => ({ q, values: [] as (number | null)[] }));
+    const n: (number | null)[] = [];
+    for (const i of seqs) {
+      const j = windowStart(store, i, req.windowMs);
+      if (j < 0) {
+        for (const r of rows) r.values.push(null);
+        n.push(null);
+        continue;
+      }
+      const buckets: Bucket[] = g.members.buckets.map((b) => ({
+        le: b.le,
+        count: increase(store, b.s, i, j),
+      }));
+      for (const r of rows) {
+        const v = buckets.length ? histogramQuantile(r.q, buckets) : Number.NaN;
+        r.values.push(Number.isFinite(v) ? v : null);
+      }
+      let count = 0;
+      for (const s of g.members.counts) count += increase(store, s, i, j);
+      n.push(g.members.counts.length ? count : null);
+    }
+    for (const r of rows) out.series.push({ group: g.labels, ref: quantileRef(r.q), values: r.values });
+    out.series.push({ group: g.labels, ref: "n", values: n });
+  }
+}
+
+function sortGroups<T>(groups: Map<string, Group<T>>): Group<T>[] {
+  return [...groups.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map((e) => e[1]);
+}
