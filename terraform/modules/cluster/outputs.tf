@@ -1,0 +1,11 @@
+output "summary" {
+  description = "Namespace and the two public Services of the cluster."
+  value = {
+    cluster_id       = var.cluster_id
+    namespace        = local.ns
+    backbone_service = kubernetes_service_v1.backbone.metadata[0].name
+    backbone         = var.backbone
+    signalling       = kubernetes_service_v1.gateway.metadata[0].name
+    signalling_port  = local.signal_port
+  }
+}

@@ -1,0 +1,107 @@
+variable "cluster_name" {
+  description = "Cluster name (its key in clusters)."
+  type        = string
+}
+
+variable "cluster_id" {
+  description = "Cluster id from the topology (GR_CLUSTER_ID)."
+  type        = number
+}
+
+variable "namespace" {
+  description = "Kubernetes namespace created for Global Relay."
+  type        = string
+}
+
+variable "backbone" {
+  description = "The cluster relay's backbone address \"ip:port\"; its LoadBalancer Service gets this IP."
+  type        = string
+}
+
+variable "signalling_url" {
+  description = "The signalling URL the edge calls; its port is the gateway Service port."
+  type        = string
+}
+
+variable "peer_cidrs" {
+  description = "Networks allowed to send backbone frames to the cluster relay (every POP's backbone_cidrs)."
+  type        = list(string)
+}
+
+variable "capacity" {
+  description = "Sessions the cluster advertises (GR_CLUSTER_CAPACITY of the gateway)."
+  type        = number
+}
+
+variable "transceivers_min" {
+  description = "Fewest transceiver pods."
+  type        = number
+}
+
+variable "transceivers_max" {
+  description = "Most transceiver pods (the autoscaler's ceiling)."
+  type        = number
+}
+
+variable "sessions_per_pod" {
+  description = "Sessions one transceiver pod (one core) accepts before answering 503."
+  type        = number
+}
+
+variable "relay_replicas" {
+  description = "Cluster relay pods behind the backbone Service."
+  type        = number
+}
+
+variable "gateway_replicas" {
+  description = "Signalling gateway pods behind the signalling Service."
+  type        = number
+}
+
+variable "service_annotations" {
+  description = "Annotations of the two LoadBalancer Services (cloud-specific: static IP, TLS certificate, NLB type)."
+  type        = map(string)
+}
+
+variable "drain_seconds" {
+  description = "How long a transceiver keeps its sessions after SIGTERM (GR_DRAIN_SECONDS)."
+  type        = number
+}
+
+variable "relay_image" {
+  description = "Relay container image (regional/Dockerfile.relay)."
+  type        = string
+}
+
+variable "transceiver_image" {
+  description = "Transceiver container image (regional/Dockerfile.transceiver); also runs the gateway."
+  type        = string
+}
+
+variable "redis_image" {
+  description = "Redis image for membership heartbeats and the relay flow mirror."
+  type        = string
+}
+
+variable "topology_json" {
+  description = "The rendered topology JSON."
+  type        = string
+}
+
+variable "hint_keys" {
+  description = "GR_HINT_KEYS."
+  type        = string
+  sensitive   = true
+}
+
+variable "call_id_keys" {
+  description = "GR_CALL_ID_KEYS."
+  type        = string
+  sensitive   = true
+}
+
+variable "cluster_secret" {
+  description = "GR_CLUSTER_SECRET."
+  type        = string
+  sensitive   = true
+}
