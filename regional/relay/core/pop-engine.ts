@@ -1,0 +1,623 @@
+// The POP engine (client side), sans-IO. Client datagrams arrive on the VIP: a known client address
+// is forwarded at once (one index probe, a 28-byte header); an unknown one must be a STUN Binding
+// request whose server ufrag is a valid routing hint, or it is dropped and counted (or, with a flow
+// store, looked up there when it is not STUN). Frames coming back are unwrapped for existing flows
+// only, within the amplification budget while the flow is half-open.
+import { writeIpv4 } from "../../../shared/backbone/address.ts";
+import {
+  decodeFrameHeader,
+  encodeFrameHeader,
+  FRAME_HEADER_BYTES,
+  FRAME_VERSION,
+  FrameType,
+  newFrameHeader,
+} from "../../../shared/backbone/frame.ts";
+import { decodeBase64Into } from "../../../shared/bytes/base64.ts";
+import type { HintVerifier } from "../../../shared/hint/codec.ts";
+import { HINT_BYTES, HINT_CHARS, newHintFields, readHintFields } from "../../../shared/hint/layout.ts";
+import { DatagramKind } from "../../../shared/stun/classify.ts";
+import { isBindingRequest, newStunView, readStun, StunClass } from "../../../shared/stun/reader.ts";
+import { ipv4Of, ipv6Into, v6Key, v6Prefix } from "./address.ts";
+import type { EngineEvent, FlowRecord, QueuedTransmit } from "./events.ts";
+import { type FlowLimits, FlowTable } from "./flow-table.ts";
+import { kindAt, stunClassAt } from "./kind.ts";
+import { type RestoreLimits, RestoreQueue } from "./restore.ts";
+import { RttKind, TransactionMatcher } from "./rtt.ts";
+import type { SourceList } from "./sources.ts";
+import { EngineStats, KINDS, type RttSink } from "./stats.ts";
+import { type FlowTimers, ticks } from "./timers.ts";
+import { TimingWheel } from "./timing-wheel.ts";
+import { Action, Direction, Drop, FlowState, newOutput, type Output, PeerKind } from "./types.ts";
+
+/** Which transceivers of the co-located cluster exist (the registry, read synchronously). */
+export interface TransceiverLookup {
+  has(transceiverId: number): boolean;
+}
+
+export interface PopEngineConfig {
+  popId: number;
+  /** Cluster ids reachable through their cluster relay. */
+  clusters: readonly number[];
+  /** Backbone source networks per cluster id (frames on the POP's backbone listener). */
+  clusterSources: ReadonlyMap<number, SourceList>;
+  /** The cluster this POP sits in (forward straight to its transceivers), or 0. */
+  colocatedClusterId: number;
+  transceivers: TransceiverLookup;
+  hint: HintVerifier;
+  limits: FlowLimits;
+  timers: FlowTimers;
+  /** Write established flows to a store (events "mirror"/"forget"). */
+  mirror: boolean;
+  /** Look unknown non-STUN senders up in the store; null disables. */
+  restore: RestoreLimits | null;
+  rtt?: RttSink;
+  /** `now` of construction (ms): the engine's time origin. */
+  now: number;
+}
+
+export interface FlowInfo {
+  state: "half-open" | "answered";
+  clusterId: number;
+  transceiverId: number;
+  ageMs: number;
+  idleMs: number;
+}
+
+const SATURATE = 0xffffffff;
+
+export class PopEngine {
+  readonly stats = new EngineStats();
+  readonly out: Output = newOutput();
+  readonly events: EngineEvent[] = [];
+  readonly queued: QueuedTransmit[] = [];
+  readonly table: FlowTable;
+  readonly #cfg: PopEngineConfig;
+  readonly #wheel: TimingWheel;
+  readonly #clusters: Uint8Array = new Uint8Array(65536);
+  readonly #restore: RestoreQueue | null;
+  readonly #rtt = new TransactionMatcher();
+  readonly #view = newStunView();
+  readonly #hint = newHintFields();
+  readonly #hintBytes = new Uint8Array(HINT_BYTES);
+  readonly #hdr = newFrameHeader();
+  readonly #ip6 = new Uint8Array(16);
+  readonly #epoch: number;
+  readonly #tickMs: number;
+  readonly #halfOpenTicks: number;
+  readonly #idleTicks: number;
+  readonly #lifeTicks: number;
+  readonly #mirrorTicks: number;
+  #now: number;
+  #tick = 0;
+  #draining = false;
+
+  constructor(cfg: PopEngineConfig) {
+    this.#cfg = cfg;
+    this.table = new FlowTable(cfg.limits);
+    const t = cfg.timers;
+    this.#tickMs = t.tickMs;
+    this.#halfOpenTicks = ticks(t.halfOpenMs, t.tickMs);
+    this.#idleTicks = ticks(t.idleMs, t.tickMs);
+    this.#lifeTicks = ticks(t.maxLifetimeMs, t.tickMs);
+    this.#mirrorTicks = ticks(t.mirrorRefreshMs, t.tickMs);
+    this.#epoch = cfg.now;
+    this.#now = cfg.now;
+    this.#wheel = new TimingWheel(cfg.limits.maxFlows, 1024, 0);
+    for (const id of cfg.clusters) this.#clusters[id] = 1;
+    this.#restore = cfg.restore ? new RestoreQueue(cfg.restore) : null;
+  }
+
+  get draining(): boolean {
+    return this.#draining;
+  }
+
+  /** Stop creating flows; existing ones keep forwarding. */
+  drain(): void {
+    this.#draining = true;
+  }
+
+  #advanceTime(now: number): number {
+    if (now > this.#now) {
+      this.#now = now;
+      this.#tick = Math.floor((now - this.#epoch) / this.#tickMs);
+    }
+    return this.#tick;
+  }
+
+  // ---- client -> backbone ----------------------------------------------------------------------
+
+  /** A datagram from a client on the VIP socket. */
+  fromClient(now: number, address: string, port: number, buf: Uint8Array, len: number): Action {
+    const tick = this.#advanceTime(now);
+    const table = this.table;
+    const ip = ipv4Of(address);
+    let slot: number;
+    let key6 = "";
+    if (ip >= 0) {
+      slot = table.find4(ip, port);
+    } else {
+      if (!ipv6Into(address, this.#ip6)) return this.#drop(Drop.malformed);
+      key6 = v6Key(this.#ip6, port);
+      slot = table.find6(key6);
+    }
+    const kind = kindAt(buf, 0, len);
+    if (slot >= 0) {
+      if (kind === DatagramKind.stun) {
+        const r = this.#clientStunOnFlow(slot, buf, len, now);
+        if (r === -2) return this.#drop(this.#lastDrop);
+        if (r === -1) slot = this.#newFlow(ip, key6, address, port, buf, len, tick, now, slot);
+        if (slot < 0) return this.#drop(this.#lastDrop);
+      }
+      table.lastSeen[slot] = tick;
+      if (table.state[slot] === FlowState.halfOpen) {
+        const b = table.bytesIn[slot]! + len;
+        table.bytesIn[slot] = Math.min(b, SATURATE);
+      }
+      return this.#wrap(slot, kind, buf, len);
+    }
+    if (kind !== DatagramKind.stun) return this.#unknown(ip, key6, address, port, buf, len, now, Drop.noFlow);
+    const st = readStun(buf, len, this.#view);
+    if (st !== "ok") return this.#drop(Drop.malformed);
+    if (!isBindingRequest(this.#view))
+      return this.#unknown(ip, key6, address, port, buf, len, now, Drop.noFlow);
+    slot = this.#newFlow(ip, key6, address, port, buf, len, tick, now, -1);
+    if (slot < 0) return this.#drop(this.#lastDrop);
+    return this.#wrap(slot, kind, buf, len);
+  }
+
+  #lastDrop: Drop = Drop.malformed;
+
+  /**
+   * STUN from a client that has a flow: RTT bookkeeping, and a Binding request whose hint names
+   * another destination re-points the flow. Returns the slot, -1 to replace the flow (hint verified
+   * and in this.#hint), -2 to drop (#lastDrop).
+   */
+  #clientStunOnFlow(slot: number, buf: Uint8Array, len: number, now: number): number {
+    const view = this.#view;
+    if (readStun(buf, len, view) !== "ok") {
+      this.#lastDrop = Drop.malformed;
+      return -2;
+    }
+    if (view.messageClass === StunClass.success) {
+      this.#sample(RttKind.firstHop, buf, 0, slot, now);
+      return slot;
+    }
+    if (!isBindingRequest(view)) return slot;
+    const uOff = view.usernameOffset;
+    const uLen = view.colonOffset - uOff;
+    if (uOff >= 0 && uLen === HINT_CHARS) {
+      // Same destination as the flow: no MAC needed (nothing new is authorised).
+      if (decodeBase64Into(buf, uOff, HINT_CHARS, this.#hintBytes, "standard") === HINT_BYTES) {
+        readHintFields(this.#hintBytes, this.#hint);
+        if (
+          this.#hint.clusterId === this.table.cluster[slot] &&
+          this.#hint.transceiverId === this.table.transceiver[slot]
+        ) {
+          this.#rtt.start(RttKind.backbone, buf, 8, slot, now);
+          return slot;
+        }
+      }
+    }
+    // A different (or undecodable) hint: it must verify like a first packet, then replaces the flow.
+    if (!this.#verifyHint(buf)) return -2;
+    return -1;
+  }
+
+  /** Verifies the hint of the Binding request read into #view; fields in #hint, else #lastDrop set. */
+  #verifyHint(buf: Uint8Array): boolean {
+    const view = this.#view;
+    if (view.usernameOffset < 0 || view.colonOffset < 0) {
+      this.#lastDrop = Drop.badHint;
+      return false;
+    }
+    const status = this.#cfg.hint.verify(
+      buf,
+      view.usernameOffset,
+      view.colonOffset - view.usernameOffset,
+      this.#hint,
+    );
+    if (status !== "ok") {
+      this.#lastDrop = Drop.badHint;
+      return false;
+    }
+    const c = this.#hint.clusterId;
+    if (c === this.#cfg.colocatedClusterId && c !== 0) {
+      if (!this.#cfg.transceivers.has(this.#hint.transceiverId)) {
+        this.#lastDrop = Drop.unknownTransceiver;
+        return false;
+      }
+    } else if (this.#clusters[c] !== 1) {
+      this.#lastDrop = Drop.unknownCluster;
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * Creates a half-open flow for the Binding request in #view (hint verified unless `replacing`
+   * says it was done already). `replacing` is the slot of a flow from the same address to drop.
+   */
+  #newFlow(
+    ip: number,
+    key6: string,
+    address: string,
+    port: number,
+    buf: Uint8Array,
+    len: number,
+    tick: number,
+    now: number,
+    replacing: number,
+  ): number {
+    if (replacing < 0 && !this.#verifyHint(buf)) return -1;
+    if (this.#draining) {
+      this.#lastDrop = Drop.draining;
+      return -1;
+    }
+    const table = this.table;
+    if (replacing >= 0) {
+      this.#endFlow(replacing, true);
+      this.stats.flowsReplaced++;
+    }
+    const prefix = ip >= 0 ? FlowTable.prefix4(ip) : v6Prefix(this.#ip6);
+    const admit = table.admit(prefix);
+    if (admit !== "ok") {
+      this.#lastDrop = admit === "half-open-limit" ? Drop.rateLimited : Drop.tableFull;
+      return -1;
+    }
+    const slot =
+      ip >= 0
+        ? table.insert4(ip, port, address, FlowState.halfOpen, tick)
+        : table.insert6(key6, prefix as string, this.#ip6, port, address, FlowState.halfOpen, tick);
+    if (slot < 0) {
+      this.#lastDrop = Drop.tableFull;
+      return -1;
+    }
+    table.cluster[slot] = this.#hint.clusterId;
+    table.transceiver[slot] = this.#hint.transceiverId;
+    table.bytesIn[slot] = len;
+    this.#wheel.schedule(slot, tick + this.#halfOpenTicks);
+    this.stats.flowsCreated++;
+    this.#restore?.clearNegative(ip >= 0 ? ip * 65536 + port : key6);
+    this.#rtt.start(RttKind.backbone, buf, 8, slot, now);
+    return slot;
+  }
+
+  /** Fills the header for `slot` and the upstream peer; counts the datagram. */
+  #wrap(slot: number, kind: number, buf: Uint8Array, len: number): Action {
+    const table = this.table;
+    const h = this.#hdr;
+    h.type = FrameType.data;
+    h.popId = this.#cfg.popId;
+    const cluster = table.cluster[slot]!;
+    h.clusterId = cluster;
+    h.transceiverId = table.transceiver[slot]!;
+    h.clientPort = table.port[slot]!;
+    if (table.v6[slot] === 1) {
+      h.clientIpv6 = true;
+      h.clientIp.set(table.ip6(slot)!);
+    } else {
+      h.clientIpv6 = false;
+      writeIpv4(h.clientIp, table.ip[slot]!);
+    }
+    const out = this.out;
+    encodeFrameHeader(out.header, 0, h);
+    if (cluster === this.#cfg.colocatedClusterId) {
+      out.peerKind = PeerKind.transceiver;
+      out.peerId = h.transceiverId;
+    } else {
+      out.peerKind = PeerKind.cluster;
+      out.peerId = cluster;
+    }
+    const i = Direction.upstream * KINDS + kind;
+    this.stats.packets[i]!++;
+    this.stats.bytes[i]! += len;
+    void buf;
+    return Action.forwardWrapped;
+  }
+
+  #drop(reason: Drop): Action {
+    this.stats.drops[reason]!++;
+    return Action.drop;
+  }
+
+  /** An unknown sender's datagram that is not a Binding request: restore from the store, or drop. */
+  #unknown(
+    ip: number,
+    key6: string,
+    address: string,
+    port: number,
+    buf: Uint8Array,
+    len: number,
+    now: number,
+    reason: Drop,
+  ): Action {
+    const r = this.#restore;
+    if (r === null) return this.#drop(reason);
+    const key = ip >= 0 ? ip * 65536 + port : key6;
+    const res = r.begin(key, address, port, buf, len, now);
+    switch (res.result) {
+      case "started":
+        this.stats.lookups++;
+        this.events.push({ type: "lookup", id: res.lookup!.id, address, port });
+        return Action.held;
+      case "held":
+        return Action.held;
+      case "negative":
+        return this.#drop(reason);
+      default:
+        return this.#drop(Drop.rateLimited);
+    }
+  }
+
+  /**
+   * The answer to a "lookup" event. A found record restores the flow as answered and queues the
+   * held datagrams (drain `queued`); a miss or an error drops them and remembers the address.
+   */
+  restoreResult(now: number, id: number, record: FlowRecord | null | "error"): number {
+    const tick = this.#advanceTime(now);
+    const r = this.#restore;
+    if (r === null) return 0;
+    const found = record !== null && record !== "error";
+    const p = r.finish(id, found, now);
+    if (p === undefined) return 0;
+    if (record === "error") this.stats.lookupErrors++;
+    else if (record === null) this.stats.lookupMisses++;
+    else this.stats.lookupHits++;
+    if (!found) {
+      this.stats.drops[Drop.noFlow]! += p.held.length;
+      return 0;
+    }
+    const rec = record as FlowRecord;
+    const table = this.table;
+    const ip = ipv4Of(p.address);
+    let slot = -1;
+    let key6 = "";
+    if (ip >= 0) slot = table.find4(ip, p.port);
+    else if (ipv6Into(p.address, this.#ip6)) {
+      key6 = v6Key(this.#ip6, p.port);
+      slot = table.find6(key6);
+    } else {
+      this.stats.drops[Drop.malformed]! += p.held.length;
+      return 0;
+    }
+    if (slot < 0) {
+      const routable =
+        rec.clusterId === this.#cfg.colocatedClusterId && rec.clusterId !== 0
+          ? this.#cfg.transceivers.has(rec.transceiverId)
+          : this.#clusters[rec.clusterId] === 1;
+      if (!routable) {
+        this.stats.drops[Drop.unknownCluster]! += p.held.length;
+        return 0;
+      }
+      const prefix = ip >= 0 ? FlowTable.prefix4(ip) : v6Prefix(this.#ip6);
+      const admit = table.admit(prefix);
+      if (admit === "table-full" || admit === "prefix-full") {
+        this.stats.drops[Drop.tableFull]! += p.held.length;
+        return 0;
+      }
+      slot =
+        ip >= 0
+          ? table.insert4(ip, p.port, p.address, FlowState.answered, tick)
+          : table.insert6(key6, prefix as string, this.#ip6, p.port, p.address, FlowState.answered, tick);
+      if (slot < 0) {
+        this.stats.drops[Drop.tableFull]! += p.held.length;
+        return 0;
+      }
+      table.cluster[slot] = rec.clusterId;
+      table.transceiver[slot] = rec.transceiverId;
+      const ageTicks = Math.floor(Math.max(0, rec.ageMs) / this.#tickMs);
+      table.created[slot] = ageTicks >= tick ? 0 : tick - ageTicks;
+      table.mirrored[slot] = tick;
+      this.#wheel.schedule(slot, tick + Math.min(this.#idleTicks, this.#mirrorTicks));
+      this.stats.flowsRestored++;
+    }
+    for (let i = 0; i < p.held.length; i++) {
+      const buf = p.held[i]!;
+      const len = p.lens[i]!;
+      this.#wrap(slot, kindAt(buf, 0, len), buf, len);
+      this.queued.push({
+        peerKind: this.out.peerKind,
+        peerId: this.out.peerId,
+        header: this.out.header.slice(),
+        buf,
+        len,
+      });
+    }
+    return p.held.length;
+  }
+
+  // ---- backbone -> client ----------------------------------------------------------------------
+
+  /**
+   * A frame on the connected socket of an upstream peer: a cluster relay (`PeerKind.cluster`,
+   * `peerId` = cluster id) or, co-located, a transceiver (`PeerKind.transceiver`, transceiver id).
+   * The kernel guarantees the source of a connected socket.
+   */
+  fromUpstream(now: number, peerKind: number, peerId: number, buf: Uint8Array, len: number): Action {
+    const h = this.#hdr;
+    if (decodeFrameHeader(buf, len, h) !== "ok") return this.#drop(Drop.malformed);
+    if (peerKind === PeerKind.cluster) {
+      if (h.clusterId !== peerId) return this.#drop(Drop.flowMismatch);
+    } else if (h.clusterId !== this.#cfg.colocatedClusterId || h.transceiverId !== peerId) {
+      return this.#drop(Drop.flowMismatch);
+    }
+    return this.#downstream(now, buf, len);
+  }
+
+  /**
+   * A frame on the POP's topology backbone listener (cluster relays fall back to it when they lost
+   * a flow's return address). Sources must lie in the cluster's backbone networks. Pings are
+   * answered in place (Action.toBackbone).
+   */
+  fromBackbone(now: number, address: string, port: number, buf: Uint8Array, len: number): Action {
+    const h = this.#hdr;
+    if (decodeFrameHeader(buf, len, h) !== "ok") return this.#drop(Drop.malformed);
+    const sources = this.#cfg.clusterSources.get(h.clusterId);
+    if (sources === undefined) return this.#drop(Drop.sourceNotAllowed);
+    const ip = ipv4Of(address);
+    const allowed = ip >= 0 ? sources.has4(ip) : ipv6Into(address, this.#ip6) && sources.has6(this.#ip6);
+    if (!allowed) return this.#drop(Drop.sourceNotAllowed);
+    if (h.type === FrameType.ping) {
+      buf[1] = (FRAME_VERSION << 4) | FrameType.pong;
+      this.out.address = address;
+      this.out.port = port;
+      return Action.toBackbone;
+    }
+    return this.#downstream(now, buf, len);
+  }
+
+  /** Header already in #hdr and the source checked. */
+  #downstream(now: number, buf: Uint8Array, len: number): Action {
+    const h = this.#hdr;
+    if (h.type === FrameType.pong) return Action.drop;
+    if (h.type !== FrameType.data && h.type !== FrameType.flowClose) return this.#drop(Drop.malformed);
+    if (h.popId !== this.#cfg.popId) return this.#drop(Drop.flowMismatch);
+    const tick = this.#advanceTime(now);
+    const table = this.table;
+    let slot: number;
+    if (h.clientIpv6) slot = table.find6(v6Key(h.clientIp, h.clientPort));
+    else
+      slot = table.find4(
+        ((h.clientIp[12]! << 24) | (h.clientIp[13]! << 16) | (h.clientIp[14]! << 8) | h.clientIp[15]!) >>> 0,
+        h.clientPort,
+      );
+    if (slot < 0) return this.#drop(Drop.noFlow);
+    if (table.cluster[slot] !== h.clusterId || table.transceiver[slot] !== h.transceiverId) {
+      return this.#drop(Drop.flowMismatch);
+    }
+    if (h.type === FrameType.flowClose) {
+      this.#endFlow(slot, true);
+      this.stats.flowsClosed++;
+      return Action.drop;
+    }
+    const plen = len - FRAME_HEADER_BYTES;
+    const kind = kindAt(buf, FRAME_HEADER_BYTES, len);
+    if (table.state[slot] === FlowState.halfOpen) {
+      // Amplification rule: until the transceiver answers, never more bytes to the client than it sent.
+      const sent = table.bytesOut[slot]! + plen;
+      if (sent > table.bytesIn[slot]!) return this.#drop(Drop.amplification);
+      table.bytesOut[slot] = sent;
+      const answers =
+        kind !== DatagramKind.stun || stunClassAt(buf, FRAME_HEADER_BYTES) === StunClass.success;
+      if (answers) {
+        table.markAnswered(slot);
+        if (this.#cfg.mirror) {
+          table.mirrored[slot] = tick;
+          this.#emitMirror(slot, tick);
+        }
+      }
+    }
+    table.lastSeen[slot] = tick;
+    if (kind === DatagramKind.stun && plen >= 20) {
+      const cls = stunClassAt(buf, FRAME_HEADER_BYTES);
+      if (cls === StunClass.success) this.#sample(RttKind.backbone, buf, FRAME_HEADER_BYTES, slot, now);
+      else if (cls === StunClass.request)
+        this.#rtt.start(RttKind.firstHop, buf, FRAME_HEADER_BYTES + 8, slot, now);
+    }
+    const out = this.out;
+    out.address = table.address[slot]!;
+    out.port = table.port[slot]!;
+    const i = Direction.downstream * KINDS + kind;
+    this.stats.packets[i]!++;
+    this.stats.bytes[i]! += plen;
+    return Action.toClient;
+  }
+
+  #sample(kind: number, buf: Uint8Array, off: number, slot: number, now: number): void {
+    const ms = this.#rtt.finish(kind, buf, off + 8, slot, now);
+    if (ms >= 0) this.#cfg.rtt?.rtt(kind, this.table.cluster[slot]!, ms);
+  }
+
+  #emitMirror(slot: number, tick: number): void {
+    const t = this.table;
+    this.events.push({
+      type: "mirror",
+      address: t.address[slot]!,
+      port: t.port[slot]!,
+      record: {
+        clusterId: t.cluster[slot]!,
+        transceiverId: t.transceiver[slot]!,
+        popId: this.#cfg.popId,
+        ageMs: (tick - t.created[slot]!) * this.#tickMs,
+      },
+    });
+  }
+
+  /** Removes a flow; `forget` also removes its mirror (the session is over). */
+  #endFlow(slot: number, forget: boolean): void {
+    const t = this.table;
+    if (forget && this.#cfg.mirror && t.state[slot] === FlowState.answered) {
+      this.events.push({ type: "forget", address: t.address[slot]!, port: t.port[slot]! });
+    }
+    this.#wheel.unlink(slot);
+    t.remove(slot);
+  }
+
+  // ---- timers ----------------------------------------------------------------------------------
+
+  /** Advances the timers to `now`: expires flows, refreshes mirrors, times out lookups. */
+  tick(now: number): void {
+    const tick = this.#advanceTime(now);
+    this.#wheel.advance(tick, this.#onDue);
+    const r = this.#restore;
+    if (r !== null && r.pending > 0) {
+      for (const id of r.overdue(now)) this.restoreResult(now, id, "error");
+    }
+  }
+
+  readonly #onDue = (slot: number, tick: number): void => {
+    const t = this.table;
+    const state = t.state[slot];
+    if (state === FlowState.halfOpen) {
+      const due = t.created[slot]! + this.#halfOpenTicks;
+      if (due <= tick) {
+        this.stats.expiredHalfOpen++;
+        this.#endFlow(slot, false);
+      } else this.#wheel.schedule(slot, due);
+      return;
+    }
+    if (state !== FlowState.answered) return;
+    const lifeDue = t.created[slot]! + this.#lifeTicks;
+    if (lifeDue <= tick) {
+      this.stats.expiredLifetime++;
+      this.#endFlow(slot, false);
+      return;
+    }
+    const idleDue = t.lastSeen[slot]! + this.#idleTicks;
+    if (idleDue <= tick) {
+      this.stats.expiredIdle++;
+      this.#endFlow(slot, false);
+      return;
+    }
+    let due = Math.min(idleDue, lifeDue);
+    if (this.#cfg.mirror) {
+      let mDue = t.mirrored[slot]! + this.#mirrorTicks;
+      if (mDue <= tick) {
+        if (t.lastSeen[slot]! > t.mirrored[slot]!) this.#emitMirror(slot, tick);
+        t.mirrored[slot] = tick;
+        mDue = tick + this.#mirrorTicks;
+      }
+      if (mDue < due) due = mDue;
+    }
+    this.#wheel.schedule(slot, due);
+  };
+
+  // ---- control plane ---------------------------------------------------------------------------
+
+  /** Looks a flow up by client address (admin /flows?client=). */
+  lookup(address: string, port: number): FlowInfo | null {
+    const ip = ipv4Of(address);
+    let slot = -1;
+    if (ip >= 0) slot = this.table.find4(ip, port);
+    else if (ipv6Into(address, this.#ip6)) slot = this.table.find6(v6Key(this.#ip6, port));
+    if (slot < 0) return null;
+    const t = this.table;
+    return {
+      state: t.state[slot] === FlowState.halfOpen ? "half-open" : "answered",
+      clusterId: t.cluster[slot]!,
+      transceiverId: t.transceiver[slot]!,
+      ageMs: (this.#tick - t.created[slot]!) * this.#tickMs,
+      idleMs: (this.#tick - t.lastSeen[slot]!) * this.#tickMs,
+    };
+  }
+}
