@@ -46,6 +46,8 @@ export function readIpv4(ip: Uint8Array): number {
 /** Parses an IPv6 text address (with "::" and optional embedded IPv4) into 16 bytes; false if invalid. */
 export function parseIpv6(text: string, out: Uint8Array): boolean {
   const zone = text.indexOf("%");
+  // A zone id ("fe80::1%eth0") is accepted and dropped, with net.isIPv6's character set.
+  if (zone >= 0 && !/^[0-9A-Za-z.:-]+$/.test(text.slice(zone + 1))) return false;
   const s = zone >= 0 ? text.slice(0, zone) : text;
   const halves = s.split("::");
   if (halves.length > 2) return false;

@@ -114,8 +114,14 @@ class Checker {
     return v as string[];
   }
   unknownKeys(o: Obj, path: string, allowed: readonly string[]): void {
-    for (const k of Object.keys(o))
-      if (!allowed.includes(k)) this.fail(`${path}.${k}`, "is not a known field");
+    for (const k of Object.keys(o)) {
+      if (allowed.includes(k)) continue;
+      // A key that is not a plain identifier is quoted, so the path stays unambiguous.
+      this.fail(
+        /^[A-Za-z_$][\w$]*$/.test(k) ? `${path}.${k}` : `${path}[${JSON.stringify(k)}]`,
+        "is not a known field",
+      );
+    }
   }
 }
 
