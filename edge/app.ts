@@ -1,0 +1,66 @@
+// The edge worker as a Hono app: middleware (timing, logging, telemetry, CORS), the routes, and
+// the one error path (EdgeError → JSON).
+import { Hono } from "hono";
+import { cors, registerOptions } from "./cors.ts";
+import type { AppEnv } from "./env.ts";
+import { EdgeError, Errors, errorBody } from "./errors.ts";
+import { createLogger, type Logger } from "./log.ts";
+import { Telemetry } from "./metrics/telemetry.ts";
+import { registerCalls } from "./routes/calls.ts";
+import { registerClientSecrets } from "./routes/client-secrets.ts";
+import { registerDemo } from "./routes/demo.ts";
+import { registerFollowUps } from "./routes/followups.ts";
+import { registerHealth } from "./routes/health.ts";
+import { registerMetrics } from "./routes/metrics.ts";
+import { registerRegions } from "./routes/regions.ts";
+import { registerWs } from "./routes/ws.ts";
+import { metrics } from "./runtime.ts";
+
+const loggers = new Map<string, Logger>();
+function logger(level: string | undefined): Logger {
+  const k = level ?? "info";
+  let l = loggers.get(k);
+  if (!l) {
+    l = createLogger(k);
+    loggers.set(k, l);
+  }
+  return l;
+}
+
+/** Configuration errors are logged once per isolate per message, not once per request. */
+const reported = new Set<string>();
+
+export function createApp(): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use("*", async (c, next) => {
+    c.set("startMs", Date.now());
+    c.set("route", "other");
+    c.set("log", logger(c.env.LOG_LEVEL));
+    c.set("telemetry", new Telemetry(metrics, c.env.ANALYTICS));
+    await next();
+    c.get("telemetry").requestServed(c.get("route"), c.res.status);
+  });
+  app.use("*", cors());
+  registerOptions(app);
+  registerDemo(app);
+  registerHealth(app);
+  registerRegions(app);
+  registerCalls(app);
+  registerFollowUps(app);
+  registerClientSecrets(app);
+  registerWs(app);
+  registerMetrics(app);
+  app.notFound((c) => c.json(errorBody(Errors.notFound()), 404));
+  app.onError((err, c) => {
+    const e = err instanceof EdgeError ? err : Errors.internal();
+    const log = c.get("log") ?? logger(undefined);
+    if (!(err instanceof EdgeError)) {
+      log.error("unhandled error", { route: c.get("route"), error: err.message });
+    } else if (e.status === 500 && !reported.has(e.message)) {
+      if (reported.size < 100) reported.add(e.message);
+      log.error("configuration error", { code: e.code, message: e.message });
+    }
+    return c.json(errorBody(e), e.status as 500, e.headers);
+  });
+  return app;
+}

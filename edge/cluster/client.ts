@@ -1,0 +1,69 @@
+// Every request the edge makes to a cluster's signalling API is signed with GR_CLUSTER_SECRET
+// (shared/signing/request.ts): method, path and query, timestamp, nonce and the body's SHA-256.
+import { signRequest } from "../../shared/signing/request.ts";
+import type { ClusterSpec } from "../../shared/topology/schema.ts";
+import { randomToken } from "../bytes.ts";
+
+export interface ClusterRequest {
+  method: string;
+  /** Path below signallingUrl, starting with "/". */
+  path: string;
+  body?: Uint8Array;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+  nowMs: number;
+}
+
+export function clusterUrl(cluster: ClusterSpec, path: string): URL {
+  return new URL(cluster.signallingUrl.replace(/\/+$/, "") + path);
+}
+
+export async function clusterFetch(
+  cluster: ClusterSpec,
+  key: CryptoKey,
+  req: ClusterRequest,
+): Promise<Response> {
+  const url = clusterUrl(cluster, req.path);
+  const body = req.body ?? new Uint8Array(0);
+  const sig = await signRequest(key, req.method, url.pathname + url.search, body, req.nowMs, randomToken(16));
+  const init: RequestInit = {
+    method: req.method,
+    headers: { ...req.headers, ...sig },
+    redirect: "manual",
+  };
+  if (req.signal) init.signal = req.signal;
+  if (body.length > 0) init.body = body as BodyInit;
+  return fetch(url, init);
+}
+
+/** Reads a JSON body of at most `max` bytes; null if absent, too large or not JSON. */
+export async function readJson(res: Response, max = 256 * 1024): Promise<unknown> {
+  const text = await res.text();
+  if (text.length > max) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/** A cluster's `{ error: { type, code, message } }`, reduced to those three strings. */
+export function clusterErrorBody(
+  raw: unknown,
+  status: number,
+): { error: { type: string; code: string; message: string } } {
+  const e = (raw as { error?: Record<string, unknown> } | null)?.error;
+  const str = (v: unknown, d: string): string => (typeof v === "string" && v.length <= 500 ? v : d);
+  return {
+    error: {
+      type: str(e?.type, status >= 500 ? "server_error" : "invalid_request_error"),
+      code: str(e?.code, `cluster_http_${status}`),
+      message: str(e?.message, `the cluster answered ${status}`),
+    },
+  };
+}
+
+export function parseRetryAfter(v: string | null, fallbackS = 5): number {
+  if (v && /^\d{1,5}$/.test(v.trim())) return Math.max(1, Math.min(Number(v.trim()), 3600));
+  return fallbackS;
+}

@@ -1,0 +1,203 @@
+// POST /v1/realtime/calls: the offer in (application/sdp, or multipart/form-data with parts `sdp`
+// and `session`), steered to the nearest healthy cluster, the answer out (201 + Location + ETag).
+import type { Context, Hono } from "hono";
+import { verifyCallIdWebCrypto } from "../../shared/callid/callid.ts";
+import type { Principal } from "../auth/authenticate.ts";
+import { clusterErrorBody, clusterFetch, parseRetryAfter, readJson } from "../cluster/client.ts";
+import { callIdKeys } from "../config.ts";
+import type { AppEnv } from "../env.ts";
+import { EdgeError, Errors } from "../errors.ts";
+import { admit, clientIp, decodeUtf8, mediaType, readBody } from "../http.ts";
+import { redactIp } from "../log.ts";
+import { checkSdpOffer } from "../sdp.ts";
+import { regionLabel } from "../steering/client.ts";
+import type { AttemptOutcome } from "../steering/failover.ts";
+import { serverTiming, steer, steerScope } from "../steering/steer.ts";
+
+export interface Offer {
+  sdp: string;
+  session?: Record<string, unknown>;
+}
+
+const CALL_ID = /^rtc_[A-Za-z0-9_-]{48}$/;
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+export function parseSessionJson(text: string): Record<string, unknown> {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    throw Errors.invalidRequest("invalid_session", "the session part is not valid JSON");
+  }
+  if (!isObject(v)) throw Errors.invalidRequest("invalid_session", "the session part must be a JSON object");
+  return v;
+}
+
+async function readOffer(c: Context<AppEnv>): Promise<Offer> {
+  const header = c.req.header("content-type");
+  const type = mediaType(header);
+  if (type !== "application/sdp" && type !== "multipart/form-data") {
+    throw Errors.unsupportedType(type, "application/sdp or multipart/form-data");
+  }
+  const bytes = await readBody(c.req.raw);
+  if (type === "application/sdp") return { sdp: decodeUtf8(bytes, "the SDP offer") };
+  let form: FormData;
+  try {
+    form = await new Response(bytes as BodyInit, { headers: { "content-type": header! } }).formData();
+  } catch {
+    throw Errors.invalidRequest("invalid_multipart", "the multipart/form-data body could not be parsed");
+  }
+  const text = async (name: string): Promise<string | undefined> => {
+    const v = form.get(name) as unknown;
+    if (v === null || v === undefined) return undefined;
+    return typeof v === "string" ? v : await (v as Blob).text();
+  };
+  const sdp = await text("sdp");
+  if (sdp === undefined) throw Errors.invalidRequest("missing_sdp", "the multipart body has no `sdp` part");
+  const session = await text("session");
+  return session === undefined ? { sdp } : { sdp, session: parseSessionJson(session) };
+}
+
+/** A client secret bound to a session config decides the session; the caller may only repeat it. */
+export function resolveSession(
+  p: Principal,
+  given: Record<string, unknown> | undefined,
+): Record<string, unknown> | undefined {
+  if (p.kind === "client_secret" && p.session !== undefined) {
+    if (given !== undefined && JSON.stringify(given) !== JSON.stringify(p.session))
+      throw Errors.sessionBound();
+    return p.session;
+  }
+  return given;
+}
+
+type CreateOutcome =
+  | { kind: "answer"; callId: string; sdp: string; etag: string | null }
+  | { kind: "error"; status: number; body: unknown };
+
+export function registerCalls(app: Hono<AppEnv>): void {
+  app.post("/v1/realtime/calls", async (c) => {
+    c.set("route", "calls.create");
+    const principal = await admit(c, { create: true });
+    const offer = await readOffer(c);
+    const check = checkSdpOffer(offer.sdp);
+    if (!check.ok) throw Errors.invalidSdp(check.reason);
+    const session = resolveSession(principal, offer.session);
+    const s = await steerScope(c);
+    const { client } = s;
+    const payload = new TextEncoder().encode(
+      JSON.stringify({
+        sdp: offer.sdp,
+        ...(session !== undefined ? { session } : {}),
+        client: {
+          region: regionLabel(client),
+          country: client.country,
+          continent: client.continent,
+          colo: client.colo,
+          latitude: client.latitude,
+          longitude: client.longitude,
+        },
+        ingress: { vip: s.topo.topology.globalVip },
+      }),
+    );
+    const { plan, result } = await steer<CreateOutcome>(
+      c,
+      s,
+      async (cluster, signal): Promise<AttemptOutcome<CreateOutcome>> => {
+        const res = await clusterFetch(cluster, s.key, {
+          method: "POST",
+          path: "/v1/sessions",
+          body: payload,
+          headers: { "content-type": "application/json", accept: "application/json" },
+          signal,
+          nowMs: Date.now(),
+        });
+        if (res.status === 503) {
+          await res.body?.cancel();
+          return {
+            kind: "retry",
+            reason: "full",
+            retryAfterS: parseRetryAfter(res.headers.get("retry-after")),
+            status: 503,
+          };
+        }
+        if (res.status >= 500) {
+          await res.body?.cancel();
+          return { kind: "retry", reason: "error", status: res.status };
+        }
+        const body = await readJson(res);
+        if (res.status === 201) {
+          const b = body as { callId?: unknown; sdp?: unknown; etag?: unknown } | null;
+          if (typeof b?.callId !== "string" || !CALL_ID.test(b.callId) || typeof b.sdp !== "string") {
+            return { kind: "retry", reason: "error", status: 201 };
+          }
+          return {
+            kind: "done",
+            value: {
+              kind: "answer",
+              callId: b.callId,
+              sdp: b.sdp,
+              etag: typeof b.etag === "string" ? b.etag : null,
+            },
+          };
+        }
+        return { kind: "done", value: { kind: "error", status: res.status, body } };
+      },
+    );
+    const totalMs = Date.now() - c.get("startMs");
+    const cluster = result.cluster;
+    const headers: Record<string, string> = {
+      "x-relay-cluster": cluster.name,
+      "server-timing": serverTiming(totalMs, result.hopMs, cluster.name, result.attempts, plan.basis),
+    };
+    const out = result.value;
+    c.get("telemetry").callSteered({
+      route: "calls.create",
+      status: out.kind === "answer" ? 201 : out.status,
+      region: regionLabel(client),
+      cluster: cluster.name,
+      colo: client.colo ?? "",
+      country: client.country ?? "",
+      basis: plan.basis,
+      totalMs,
+      clusterMs: result.hopMs,
+      attempts: result.attempts,
+    });
+    c.get("log").info("call steered", {
+      cluster: cluster.name,
+      status: out.kind === "answer" ? 201 : out.status,
+      attempts: result.attempts,
+      basis: plan.basis,
+      totalMs,
+      hopMs: result.hopMs,
+      colo: client.colo,
+      country: client.country,
+      ip: redactIp(clientIp(c)),
+      principal: principal.kind,
+    });
+    if (out.kind === "error") {
+      const b = clusterErrorBody(out.body, out.status);
+      return c.json(b, out.status as 400, headers);
+    }
+    await checkCallId(c, out.callId, cluster.id);
+    headers["content-type"] = "application/sdp";
+    headers.location = `/v1/realtime/calls/${out.callId}`;
+    headers["accept-patch"] = "application/trickle-ice-sdpfrag";
+    if (out.etag) headers.etag = out.etag;
+    return c.body(out.sdp, 201, headers);
+  });
+}
+
+/** A call id the edge cannot verify means follow-ups will 404: say so loudly, still answer. */
+async function checkCallId(c: Context<AppEnv>, callId: string, clusterId: number): Promise<void> {
+  try {
+    const r = await verifyCallIdWebCrypto(callId, await callIdKeys(c.env));
+    if (!r.ok)
+      c.get("log").error("cluster minted a call id the edge cannot verify", { reason: r.reason, clusterId });
+    else if (r.callId.clusterId !== clusterId)
+      c.get("log").error("call id names another cluster", { clusterId, named: r.callId.clusterId });
+  } catch (e) {
+    c.get("log").error("cannot verify call ids", { error: e instanceof EdgeError ? e.message : "unknown" });
+  }
+}

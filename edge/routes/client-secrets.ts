@@ -1,0 +1,86 @@
+// POST /v1/realtime/client_secrets: an API key mints a short-lived secret for a browser.
+// Body (JSON, optional): { expires_after?: { anchor: "created_at", seconds: 10..7200 }, session?: {...} }
+// → 200 { value, expires_at, session? }. Stateless: any edge location verifies it (auth/client-secret.ts).
+import type { Hono } from "hono";
+import {
+  DEFAULT_TTL_S,
+  MAX_SESSION_BYTES,
+  MAX_TTL_S,
+  MIN_TTL_S,
+  mintClientSecret,
+} from "../auth/client-secret.ts";
+import { clientSecretKeys } from "../config.ts";
+import type { AppEnv } from "../env.ts";
+import { Errors } from "../errors.ts";
+import { admit, decodeUtf8, mediaType, readBody } from "../http.ts";
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+export function parseSecretRequest(text: string): { ttlS: number; session?: Record<string, unknown> } {
+  if (text.trim() === "") return { ttlS: DEFAULT_TTL_S };
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    throw Errors.invalidRequest("invalid_json", "the body is not valid JSON");
+  }
+  if (!isObject(v)) throw Errors.invalidRequest("invalid_json", "the body must be a JSON object");
+  let ttlS = DEFAULT_TTL_S;
+  if (v.expires_after !== undefined) {
+    const e = v.expires_after;
+    if (!isObject(e)) throw Errors.invalidRequest("invalid_expires_after", "expires_after must be an object");
+    if (e.anchor !== undefined && e.anchor !== "created_at") {
+      throw Errors.invalidRequest("invalid_expires_after", 'expires_after.anchor must be "created_at"');
+    }
+    if (e.seconds !== undefined) {
+      if (
+        !Number.isInteger(e.seconds) ||
+        (e.seconds as number) < MIN_TTL_S ||
+        (e.seconds as number) > MAX_TTL_S
+      ) {
+        throw Errors.invalidRequest(
+          "invalid_expires_after",
+          `expires_after.seconds must be an integer ${MIN_TTL_S}-${MAX_TTL_S}`,
+        );
+      }
+      ttlS = e.seconds as number;
+    }
+  }
+  if (v.session === undefined) return { ttlS };
+  if (!isObject(v.session)) throw Errors.invalidRequest("invalid_session", "session must be a JSON object");
+  if (new TextEncoder().encode(JSON.stringify(v.session)).length > MAX_SESSION_BYTES) {
+    throw Errors.invalidRequest(
+      "session_too_large",
+      `a bound session may be at most ${MAX_SESSION_BYTES} bytes of JSON`,
+    );
+  }
+  return { ttlS, session: v.session };
+}
+
+export function registerClientSecrets(app: Hono<AppEnv>): void {
+  app.post("/v1/realtime/client_secrets", async (c) => {
+    c.set("route", "client_secrets");
+    const principal = await admit(c, { create: true });
+    if (principal.kind !== "api_key") throw Errors.clientSecretNotAllowed("mint client secrets");
+    const keys = await clientSecretKeys(c.env);
+    if (!keys) throw Errors.misconfigured("CLIENT_SECRET_KEY is not set: client secrets are disabled");
+    const type = mediaType(c.req.header("content-type"));
+    if (type !== "" && type !== "application/json") {
+      throw Errors.unsupportedType(type, "application/json", { accept: "application/json" });
+    }
+    const req = parseSecretRequest(decodeUtf8(await readBody(c.req.raw), "the body"));
+    const minted = await mintClientSecret(keys, {
+      subject: principal.id,
+      nowMs: Date.now(),
+      ttlS: req.ttlS,
+      ...(req.session !== undefined ? { session: req.session } : {}),
+    });
+    c.header("cache-control", "no-store");
+    return c.json({
+      value: minted.value,
+      expires_at: minted.claims.exp,
+      ...(req.session !== undefined ? { session: req.session } : {}),
+    });
+  });
+}

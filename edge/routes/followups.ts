@@ -1,0 +1,115 @@
+// Follow-ups on a call route by the call id alone: its MAC is checked with GR_CALL_ID_KEYS and its
+// cluster id names the owning cluster in the topology. No lookup, no state, no failover (only
+// that cluster holds the session).
+//   GET    /v1/realtime/calls/{id}          status
+//   DELETE /v1/realtime/calls/{id}          hang up (WHIP)
+//   POST   /v1/realtime/calls/{id}/hangup   hang up (Realtime API)
+//   PATCH  /v1/realtime/calls/{id}          trickle / ICE restart (WHIP, If-Match forwarded)
+import type { Context, Hono } from "hono";
+import { verifyCallIdWebCrypto } from "../../shared/callid/callid.ts";
+import type { ClusterSpec } from "../../shared/topology/schema.ts";
+import { clusterErrorBody, clusterFetch, readJson } from "../cluster/client.ts";
+import { callIdKeys, loadTopology, tuning } from "../config.ts";
+import type { AppEnv, RouteName } from "../env.ts";
+import { Errors } from "../errors.ts";
+import { admit, FOLLOW_UP_GRACE_S, mediaType, readBody } from "../http.ts";
+import { executionCtx, steerScope } from "../steering/steer.ts";
+
+const TRICKLE = "application/trickle-ice-sdpfrag";
+
+async function owningCluster(c: Context<AppEnv>, callId: string): Promise<ClusterSpec> {
+  const [keys, topo] = await Promise.all([callIdKeys(c.env), loadTopology(c.env, Date.now())]);
+  const r = await verifyCallIdWebCrypto(callId, keys);
+  if (!r.ok) {
+    c.get("log").debug("call id rejected", { reason: r.reason });
+    throw Errors.callNotFound();
+  }
+  const cluster = topo.byId.get(r.callId.clusterId);
+  if (!cluster) {
+    c.get("log").warn("call id names a cluster not in the topology", { clusterId: r.callId.clusterId });
+    throw Errors.callNotFound();
+  }
+  return cluster;
+}
+
+interface Forward {
+  route: RouteName;
+  method: string;
+  /** Reads and checks the request body, after admission. */
+  body?: () => Promise<{ body: Uint8Array; headers: Record<string, string> }>;
+}
+
+async function forward(c: Context<AppEnv>, f: Forward): Promise<Response> {
+  c.set("route", f.route);
+  await admit(c, { create: false, graceS: FOLLOW_UP_GRACE_S });
+  const extra = f.body ? await f.body() : undefined;
+  const callId = c.req.param("id")!;
+  const cluster = await owningCluster(c, callId);
+  const s = await steerScope(c);
+  const t = tuning(c.env);
+  const t0 = Date.now();
+  let res: Response;
+  try {
+    res = await clusterFetch(cluster, s.key, {
+      method: f.method,
+      path: `/v1/sessions/${callId}`,
+      body: extra?.body,
+      headers: { accept: "application/json, application/trickle-ice-sdpfrag", ...extra?.headers },
+      signal: AbortSignal.timeout(t.clusterTimeoutMs),
+      nowMs: Date.now(),
+    });
+  } catch (e) {
+    const timeout = (e as { name?: string }).name === "TimeoutError";
+    s.monitor.noteFailure(cluster, timeout ? "timeout" : "unreachable", { ...s.deps, ctx: executionCtx(c) });
+    throw timeout ? Errors.clusterTimeout(cluster.name) : Errors.clusterUnreachable(cluster.name);
+  }
+  const hopMs = Date.now() - t0;
+  const headers = new Headers({
+    "x-relay-cluster": cluster.name,
+    "server-timing": `edge;dur=${(Date.now() - c.get("startMs")).toFixed(1)};desc="edge total", cluster;dur=${hopMs.toFixed(1)};desc="${cluster.name}"`,
+  });
+  for (const h of ["etag", "retry-after", "accept-patch"]) {
+    const v = res.headers.get(h);
+    if (v) headers.set(h, v);
+  }
+  if (res.status === 204 || res.status === 304) {
+    await res.body?.cancel();
+    return new Response(null, { status: res.status, headers });
+  }
+  const type = mediaType(res.headers.get("content-type"));
+  if (res.status >= 400) {
+    return c.json(
+      clusterErrorBody(await readJson(res), res.status),
+      res.status as 400,
+      Object.fromEntries(headers),
+    );
+  }
+  if (type === "application/json") {
+    headers.set("content-type", "application/json");
+    return new Response(JSON.stringify(await readJson(res)), { status: res.status, headers });
+  }
+  if (type) headers.set("content-type", type);
+  return new Response(await res.arrayBuffer(), { status: res.status, headers });
+}
+
+export function registerFollowUps(app: Hono<AppEnv>): void {
+  app.get("/v1/realtime/calls/:id", (c) => forward(c, { route: "calls.get", method: "GET" }));
+  app.delete("/v1/realtime/calls/:id", (c) => forward(c, { route: "calls.delete", method: "DELETE" }));
+  app.post("/v1/realtime/calls/:id/hangup", (c) => forward(c, { route: "calls.hangup", method: "DELETE" }));
+  app.patch("/v1/realtime/calls/:id", (c) =>
+    forward(c, {
+      route: "calls.patch",
+      method: "PATCH",
+      body: async () => {
+        const type = mediaType(c.req.header("content-type"));
+        if (type !== TRICKLE) throw Errors.unsupportedType(type, TRICKLE, { "accept-patch": TRICKLE });
+        const body = await readBody(c.req.raw);
+        const headers: Record<string, string> = { "content-type": TRICKLE };
+        // WHIP: the cluster decides 428 (absent), 412 (stale), 204 (trickle), 200 (restart).
+        const ifMatch = c.req.header("if-match");
+        if (ifMatch !== undefined) headers["if-match"] = ifMatch;
+        return { body, headers };
+      },
+    }),
+  );
+}
