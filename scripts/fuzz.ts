@@ -261,7 +261,7 @@ function scramblePadding(b: Uint8Array): Uint8Array {
 function stunHeaderRandomBody(): Uint8Array {
   const n = 4 * below(30);
   const b = randomBytes(20 + n);
-  b[0] &= 0x3f;
+  b[0] = b[0]! & 0x3f;
   b[2] = n >> 8;
   b[3] = n & 255;
   b.set([0x21, 0x12, 0xa4, 0x42], 4);
@@ -351,7 +351,7 @@ interface Finding {
 }
 const findings: Finding[] = [];
 let currentIndex = 0;
-let currentInput = new Uint8Array(0);
+let currentInput: Uint8Array = new Uint8Array(0);
 let currentLen = 0;
 function find(what: string): void {
   if (findings.length < 50) {
@@ -505,7 +505,7 @@ for (; done < COUNT; done++) {
   currentIndex = done;
   const dgram = nextDatagram();
   // a third of the time the datagram sits in a larger buffer with garbage after len
-  let buf = dgram;
+  let buf: Uint8Array = dgram;
   if (chance(0.33)) {
     buf = new Uint8Array(dgram.length + 1 + below(32));
     buf.set(dgram);
