@@ -80,6 +80,7 @@ module "cluster" {
   namespace           = each.value.kubernetes.namespace
   backbone            = each.value.backbone
   signalling_url      = each.value.signalling_url
+  backend_url         = each.value.backend_url
   peer_cidrs          = local.pop_backbone_cidrs
   capacity            = each.value.capacity
   transceivers_min    = each.value.kubernetes.transceivers_min

@@ -69,6 +69,7 @@ variable "clusters" {
       backbone       the cluster relay's public backbone listener, "ip:port" (its LoadBalancer IP)
       backbone_cidrs networks the cluster's relay and transceivers send backbone frames from
       vip            optional second ICE candidate advertised at lower priority, "ip:port"
+      backend_url    WebSocket URL of the voice backend (model / agent) each session connects to
       kubernetes     context, namespace, transceiver pod range, sessions per pod, relay replicas,
                      annotations for the backbone Service, drain time on SIGTERM
   EOT
@@ -84,6 +85,7 @@ variable "clusters" {
     backbone       = string
     backbone_cidrs = list(string)
     vip            = optional(string)
+    backend_url    = string
     kubernetes = object({
       context             = string
       namespace           = optional(string, "global-relay")
@@ -136,6 +138,10 @@ variable "clusters" {
   validation {
     condition     = length([for k, c in var.clusters : k if !can(regex("^https?://[^\\s/]+(/\\S*)?$", c.signalling_url))]) == 0
     error_message = "Cluster signalling_url must be an http(s) URL such as \"https://fra1.signal.example.net\"; not valid: ${join(", ", [for k, c in var.clusters : "clusters.${k}.signalling_url = ${c.signalling_url}" if !can(regex("^https?://[^\\s/]+(/\\S*)?$", c.signalling_url))])}."
+  }
+  validation {
+    condition     = length([for k, c in var.clusters : k if !can(regex("^wss?://[^\\s/]+(/\\S*)?$", c.backend_url))]) == 0
+    error_message = "Cluster backend_url must be a ws:// or wss:// URL of the voice backend; not valid: ${join(", ", [for k, c in var.clusters : "clusters.${k}.backend_url = ${c.backend_url}" if !can(regex("^wss?://[^\\s/]+(/\\S*)?$", c.backend_url))])}."
   }
   validation {
     condition     = length(concat([for k, c in var.clusters : k if !(can(regex("^(\\[[0-9A-Fa-f:.]+\\]|[0-9.]+):[0-9]{1,5}$", c.backbone)) && can(cidrhost("${trim(replace(c.backbone, "/:[0-9]+$/", ""), "[]")}/${strcontains(c.backbone, "[") ? 128 : 32}", 0)) && try(tonumber(regex("[0-9]+$", c.backbone)) >= 1 && tonumber(regex("[0-9]+$", c.backbone)) <= 65535, false))], [for k, c in var.clusters : k if c.vip != null && !(can(regex("^(\\[[0-9A-Fa-f:.]+\\]|[0-9.]+):[0-9]{1,5}$", c.vip)) && can(cidrhost("${trim(replace(c.vip, "/:[0-9]+$/", ""), "[]")}/${strcontains(c.vip, "[") ? 128 : 32}", 0)) && try(tonumber(regex("[0-9]+$", c.vip)) >= 1 && tonumber(regex("[0-9]+$", c.vip)) <= 65535, false))])) == 0
@@ -325,8 +331,8 @@ variable "call_id_keys" {
   type        = string
   sensitive   = true
   validation {
-    condition     = can(regex("^[0-9]{1,5}:[A-Za-z0-9+/_-]{43,}={0,2}(,[0-9]{1,5}:[A-Za-z0-9+/_-]{43,}={0,2})*$", var.call_id_keys))
-    error_message = "call_id_keys must be \"id:base64,id:base64\" with secrets of at least 32 bytes (44 base64 characters)."
+    condition     = can(regex("^[0-9]{1,5}:[A-Za-z0-9+/_-]{43,}={0,2}(,[0-9]{1,5}:[A-Za-z0-9+/_-]{43,}={0,2})*$", var.call_id_keys)) && alltrue([for e in split(",", var.call_id_keys) : try(tonumber(split(":", e)[0]) <= 15, false)])
+    error_message = "call_id_keys must be \"id:base64,id:base64\" with ids 0-15 and secrets of at least 32 bytes (44 base64 characters)."
   }
 }
 
@@ -341,11 +347,11 @@ variable "cluster_secret" {
 }
 
 variable "edge_secrets" {
-  description = "Further Worker secrets by binding name (for example hashed API keys for the edge). Set TF_VAR_edge_secrets='{}' when there are none; never in a file."
+  description = "Further Worker secrets by binding name: API_KEY_HASHES, CLIENT_SECRET_KEY, METRICS_TOKEN (see edge/env.ts). Set TF_VAR_edge_secrets='{}' when there are none; never in a file."
   type        = map(string)
   sensitive   = true
   validation {
-    condition     = alltrue([for k in keys(var.edge_secrets) : can(regex("^[A-Z][A-Z0-9_]{0,63}$", k)) && !contains(["GR_CLUSTER_SECRET", "GR_CALL_ID_KEYS", "TOPOLOGY", "TOPOLOGY_KV", "RATE_LIMITER", "ANALYTICS"], k)])
-    error_message = "edge_secrets names must be upper-case letters, digits and '_' (starting with a letter) and must not reuse a binding the module sets itself (GR_CLUSTER_SECRET, GR_CALL_ID_KEYS, TOPOLOGY, TOPOLOGY_KV, RATE_LIMITER, ANALYTICS)."
+    condition     = alltrue([for k in keys(var.edge_secrets) : can(regex("^[A-Z][A-Z0-9_]{0,63}$", k)) && !contains(["GR_CLUSTER_SECRET", "GR_CALL_ID_KEYS", "TOPOLOGY", "TOPOLOGY_JSON", "TOPOLOGY_KV", "TOPOLOGY_KEY", "RATE_LIMITER", "ANALYTICS"], k)])
+    error_message = "edge_secrets names must be upper-case letters, digits and '_' (starting with a letter) and must not reuse a binding the module sets itself (GR_CLUSTER_SECRET, GR_CALL_ID_KEYS, TOPOLOGY, TOPOLOGY_JSON, TOPOLOGY_KV, TOPOLOGY_KEY, RATE_LIMITER, ANALYTICS)."
   }
 }

@@ -4,7 +4,7 @@
 #
 # Draining: Kubernetes runs preStop (a short sleep while the pod leaves Service endpoints), then
 # sends SIGTERM. Every program drains on SIGTERM (no new sessions or flows, /healthz says
-# "draining", existing sessions continue) for up to GR_DRAIN_SECONDS, then exits. The grace period
+# "draining", existing sessions continue) for up to DRAIN_DEADLINE_MS, then exits. The grace period
 # covers preStop + drain + margin, so Kubernetes never SIGKILLs a draining transceiver early.
 
 locals {
@@ -31,9 +31,10 @@ locals {
   }
   selector = { for k, v in local.labels : k => { "app.kubernetes.io/name" = v["app.kubernetes.io/name"], "global-relay/cluster" = var.cluster_name } }
 
-  # Environment shared by every Global Relay container of this cluster.
+  # Environment shared by every Global Relay container of this cluster (names as read by
+  # regional/transceiver/config.ts; the relay and gateway follow the same convention).
   base_env = {
-    GR_CLUSTER_ID = tostring(var.cluster_id)
+    CLUSTER_ID    = tostring(var.cluster_id)
     TOPOLOGY_FILE = "/etc/global-relay/topology.json"
     REDIS_URL     = local.redis_url
   }
@@ -232,7 +233,7 @@ resource "kubernetes_stateful_set_v1" "transceiver" {
           image = var.transceiver_image
           # Stable transceiver id = StatefulSet ordinal + 1 (ids start at 1; the hint carries it).
           # `$$` is Kubernetes' escape for a literal `$`.
-          command = ["/bin/sh", "-c", "export GR_TRANSCEIVER_ID=$$((POD_INDEX + 1)); exec node regional/transceiver/main.ts"]
+          command = ["/bin/sh", "-c", "export TRANSCEIVER_ID=$$((POD_INDEX + 1)); exec node regional/transceiver/main.ts"]
           env {
             name = "POD_INDEX"
             value_from {
@@ -251,11 +252,13 @@ resource "kubernetes_stateful_set_v1" "transceiver" {
           }
           dynamic "env" {
             for_each = merge(local.base_env, {
-              GR_UDP_PORT       = tostring(local.transceiver_ud)
-              GR_HTTP_PORT      = tostring(local.http_port)
-              GR_ADVERTISE_HOST = "$(POD_IP)"
-              GR_CAPACITY       = tostring(var.sessions_per_pod)
-              GR_DRAIN_SECONDS  = tostring(var.drain_seconds)
+              TRANSCEIVER_UDP            = "0.0.0.0:${local.transceiver_ud}"
+              TRANSCEIVER_UDP_ADVERTISE  = "$(POD_IP):${local.transceiver_ud}"
+              TRANSCEIVER_HTTP           = "0.0.0.0:${local.http_port}"
+              TRANSCEIVER_HTTP_ADVERTISE = "http://$(POD_IP):${local.http_port}"
+              TRANSCEIVER_CAPACITY       = tostring(var.sessions_per_pod)
+              DRAIN_DEADLINE_MS          = tostring(var.drain_seconds * 1000)
+              BACKEND_URL                = var.backend_url
             })
             content {
               name  = env.key
@@ -463,8 +466,8 @@ resource "kubernetes_deployment_v1" "gateway" {
           command = ["node", "regional/transceiver/gateway.ts"]
           dynamic "env" {
             for_each = merge(local.base_env, {
-              GR_HTTP_PORT        = tostring(local.http_port)
-              GR_CLUSTER_CAPACITY = tostring(var.capacity)
+              GATEWAY_HTTP     = "0.0.0.0:${local.http_port}"
+              CLUSTER_CAPACITY = tostring(var.capacity)
             })
             content {
               name  = env.key
@@ -601,10 +604,10 @@ resource "kubernetes_deployment_v1" "relay" {
           image = var.relay_image
           dynamic "env" {
             for_each = merge(local.base_env, {
-              GR_RELAY_ROLE    = "cluster"
-              GR_BACKBONE_PORT = tostring(local.backbone_port)
-              GR_ADMIN_PORT    = tostring(local.admin_port)
-              GR_DRAIN_SECONDS = "30"
+              RELAY_ROLE        = "cluster"
+              RELAY_BACKBONE    = "0.0.0.0:${local.backbone_port}"
+              RELAY_ADMIN       = "0.0.0.0:${local.admin_port}"
+              DRAIN_DEADLINE_MS = "30000"
             })
             content {
               name  = env.key

@@ -4,7 +4,7 @@ variable "cluster_name" {
 }
 
 variable "cluster_id" {
-  description = "Cluster id from the topology (GR_CLUSTER_ID)."
+  description = "Cluster id from the topology (CLUSTER_ID)."
   type        = number
 }
 
@@ -23,13 +23,18 @@ variable "signalling_url" {
   type        = string
 }
 
+variable "backend_url" {
+  description = "WebSocket URL of the voice backend each transceiver session connects to (BACKEND_URL)."
+  type        = string
+}
+
 variable "peer_cidrs" {
   description = "Networks allowed to send backbone frames to the cluster relay (every POP's backbone_cidrs)."
   type        = list(string)
 }
 
 variable "capacity" {
-  description = "Sessions the cluster advertises (GR_CLUSTER_CAPACITY of the gateway)."
+  description = "Sessions the cluster advertises (CLUSTER_CAPACITY of the gateway)."
   type        = number
 }
 
@@ -64,7 +69,7 @@ variable "service_annotations" {
 }
 
 variable "drain_seconds" {
-  description = "How long a transceiver keeps its sessions after SIGTERM (GR_DRAIN_SECONDS)."
+  description = "How long a transceiver keeps its sessions after SIGTERM (DRAIN_DEADLINE_MS / 1000)."
   type        = number
 }
 

@@ -9,7 +9,7 @@ variable "pop_name" {
 }
 
 variable "pop_id" {
-  description = "POP id from the topology (GR_POP_ID of the relay)."
+  description = "POP id from the topology (POP_ID of the relay)."
   type        = number
 }
 
