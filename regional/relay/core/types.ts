@@ -26,8 +26,11 @@ export type PeerKind = (typeof PeerKind)[keyof typeof PeerKind];
 export interface Output {
   peerKind: number;
   peerId: number;
-  /** 28-byte backbone header written by the engine (Action.forwardWrapped). */
-  readonly header: Uint8Array;
+  /**
+   * 28-byte backbone header written by the engine (Action.forwardWrapped). A shell whose send was
+   * queued by the kernel (buffer still referenced) swaps in a fresh array before the next call.
+   */
+  header: Uint8Array;
   address: string;
   port: number;
 }

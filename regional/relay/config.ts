@@ -1,0 +1,185 @@
+// Relay configuration from the environment (and optionally a JSON file named by RELAY_CONFIG_FILE
+// whose keys are the same variable names; the environment wins). Every problem is reported with
+// the variable it came from; secrets are never echoed.
+import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { parseKeyring } from "../../shared/keys.ts";
+import { parseHostPort } from "../../shared/topology/address.ts";
+import { parseTopology, type Topology } from "../../shared/topology/schema.ts";
+import type { FlowLimits } from "./core/flow-table.ts";
+import { DEFAULT_RESTORE_LIMITS, type RestoreLimits } from "./core/restore.ts";
+import { checkTimers, DEFAULT_TIMERS, type FlowTimers } from "./core/timers.ts";
+import { parseStaticRegistry } from "./registry/registry.ts";
+
+export type RelayRole = "pop" | "cluster";
+
+/** Everything a relay worker needs; plain data (it crosses into worker threads). */
+export interface RelayConfig {
+  role: RelayRole;
+  /** POP id (role pop) or cluster id (role cluster). */
+  id: number;
+  topology: Topology;
+  /** Hint keyring text (role pop). */
+  hintKeys: string;
+  workers: number;
+  adminHost: string;
+  adminPort: number;
+  redisUrl: string | null;
+  /** Static transceiver registry (cluster role, or a co-located POP), when no Redis. */
+  transceivers: [number, string][] | null;
+  drainMs: number;
+  limits: FlowLimits;
+  timers: FlowTimers;
+  restore: RestoreLimits;
+  socketBufferBytes: number;
+  /** Redis flow TTL (ms); must outlive idle timeout + refresh period. */
+  mirrorTtlMs: number;
+  registryRefreshMs: number;
+}
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`invalid relay configuration:\n  ${problems.join("\n  ")}`);
+    this.problems = problems;
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Reads and validates the configuration; throws ConfigError listing every problem. */
+export function loadConfig(env: Env = process.env): RelayConfig {
+  const problems: string[] = [];
+  let vars: Env = env;
+  const file = env.RELAY_CONFIG_FILE;
+  if (file) {
+    try {
+      const raw = JSON.parse(readFileSync(file, "utf8")) as unknown;
+      if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+        throw new Error("must be a JSON object");
+      const fromFile: Env = {};
+      for (const [k, v] of Object.entries(raw)) fromFile[k] = typeof v === "string" ? v : JSON.stringify(v);
+      vars = { ...fromFile, ...env };
+    } catch (e) {
+      problems.push(`RELAY_CONFIG_FILE (${file}): ${(e as Error).message}`);
+    }
+  }
+
+  const int = (name: string, def: number, min: number, max: number): number => {
+    const v = vars[name];
+    if (v === undefined || v === "") return def;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name}: must be an integer ${min}-${max}, got ${JSON.stringify(v)}`);
+      return def;
+    }
+    return n;
+  };
+
+  const role = vars.RELAY_ROLE;
+  if (role !== "pop" && role !== "cluster") {
+    problems.push(`RELAY_ROLE: must be "pop" or "cluster", got ${JSON.stringify(role)}`);
+  }
+  const idVar = role === "cluster" ? "CLUSTER_ID" : "POP_ID";
+  const id = int(idVar, 0, 1, 65535);
+  if (role && (vars[idVar] === undefined || vars[idVar] === ""))
+    problems.push(`${idVar}: required for RELAY_ROLE=${role}`);
+
+  let topology: Topology | null = null;
+  const topoFile = vars.TOPOLOGY_FILE;
+  if (!topoFile) problems.push("TOPOLOGY_FILE: required (path to the topology JSON)");
+  else {
+    try {
+      topology = parseTopology(readFileSync(topoFile, "utf8"), topoFile);
+    } catch (e) {
+      problems.push(`TOPOLOGY_FILE: ${(e as Error).message}`);
+    }
+  }
+
+  let colocated = 0;
+  if (topology && id > 0) {
+    if (role === "pop") {
+      const pop = topology.pops.find((p) => p.id === id);
+      if (!pop)
+        problems.push(
+          `POP_ID: ${id} is not a POP in ${topoFile} (have ${topology.pops.map((p) => p.id).join(", ")})`,
+        );
+      else colocated = pop.clusterId ?? 0;
+    } else if (role === "cluster" && !topology.clusters.some((c) => c.id === id)) {
+      problems.push(
+        `CLUSTER_ID: ${id} is not a cluster in ${topoFile} (have ${topology.clusters.map((c) => c.id).join(", ")})`,
+      );
+    }
+  }
+
+  const hintKeys = vars.GR_HINT_KEYS ?? "";
+  if (role === "pop") {
+    try {
+      parseKeyring(hintKeys, "GR_HINT_KEYS", 15);
+    } catch (e) {
+      problems.push((e as Error).message);
+    }
+  }
+
+  const redisUrl = vars.REDIS_URL ? vars.REDIS_URL : null;
+  if (redisUrl !== null && !/^rediss?:\/\/\S+$/.test(redisUrl)) {
+    problems.push("REDIS_URL: must be a redis:// or rediss:// URL");
+  }
+  let transceivers: [number, string][] | null = null;
+  if (vars.RELAY_TRANSCEIVERS) {
+    try {
+      transceivers = [...parseStaticRegistry(vars.RELAY_TRANSCEIVERS, "RELAY_TRANSCEIVERS")];
+    } catch (e) {
+      problems.push((e as Error).message);
+    }
+  } else if (redisUrl === null && (role === "cluster" || colocated !== 0)) {
+    problems.push(
+      `RELAY_TRANSCEIVERS: required when REDIS_URL is not set (${role === "cluster" ? "cluster relay" : "co-located POP"}), e.g. "1=127.0.0.1:6101"`,
+    );
+  }
+
+  const adminHost = vars.ADMIN_HOST || "127.0.0.1";
+  if (typeof parseHostPort(`${adminHost.includes(":") ? `[${adminHost}]` : adminHost}:1`) === "string") {
+    problems.push(`ADMIN_HOST: must be an IP address, got ${JSON.stringify(adminHost)}`);
+  }
+
+  const timers: FlowTimers = {
+    tickMs: int("RELAY_TICK_MS", DEFAULT_TIMERS.tickMs, 10, 10_000),
+    halfOpenMs: int("RELAY_HALF_OPEN_MS", DEFAULT_TIMERS.halfOpenMs, 100, 600_000),
+    idleMs: int("RELAY_IDLE_MS", DEFAULT_TIMERS.idleMs, 100, 86_400_000),
+    maxLifetimeMs: int("RELAY_MAX_LIFETIME_MS", DEFAULT_TIMERS.maxLifetimeMs, 1_000, 7 * 86_400_000),
+    mirrorRefreshMs: int("RELAY_MIRROR_REFRESH_MS", DEFAULT_TIMERS.mirrorRefreshMs, 100, 3_600_000),
+  };
+  for (const p of checkTimers(timers)) problems.push(`RELAY_*_MS: ${p}`);
+
+  const maxFlows = int("RELAY_MAX_FLOWS", 262_144, 1, 1 << 26);
+  const limits: FlowLimits = {
+    maxFlows,
+    maxFlowsPerPrefix: int("RELAY_MAX_FLOWS_PER_PREFIX", 4_096, 1, 1 << 26),
+    maxHalfOpenPerPrefix: int("RELAY_MAX_HALF_OPEN_PER_PREFIX", 256, 1, 1 << 26),
+  };
+
+  if (problems.length > 0 || topology === null) throw new ConfigError(problems);
+  return {
+    role: role as RelayRole,
+    id,
+    topology,
+    hintKeys,
+    workers: int("RELAY_WORKERS", availableParallelism(), 1, 256),
+    adminHost,
+    adminPort: int("ADMIN_PORT", 0, 0, 65535),
+    redisUrl,
+    transceivers,
+    drainMs: int("RELAY_DRAIN_MS", 30_000, 0, 3_600_000),
+    limits,
+    timers,
+    restore: {
+      ...DEFAULT_RESTORE_LIMITS,
+      maxConcurrent: int("RELAY_RESTORE_CONCURRENCY", DEFAULT_RESTORE_LIMITS.maxConcurrent, 1, 100_000),
+    },
+    socketBufferBytes: int("RELAY_SOCKET_BUFFER", 4 * 1024 * 1024, 65_536, 1 << 30),
+    mirrorTtlMs: timers.idleMs + 2 * timers.mirrorRefreshMs,
+    registryRefreshMs: int("RELAY_REGISTRY_REFRESH_MS", 1_000, 50, 60_000),
+  };
+}

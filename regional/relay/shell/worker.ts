@@ -1,0 +1,388 @@
+// One relay worker: its sockets, its engine, its timers. N of these share the VIP / backbone ports
+// through SO_REUSEPORT; each also owns connected sockets to its upstream peers, so the answers to a
+// flow come back to the worker that holds it. The data path never awaits, logs or allocates what
+// it can avoid; everything per flow (mirror writes, lookups) runs beside it.
+import type dgram from "node:dgram";
+import { performance } from "node:perf_hooks";
+import { FRAME_HEADER_BYTES } from "../../../shared/backbone/frame.ts";
+import { HintVerifier } from "../../../shared/hint/codec.ts";
+import { parseKeyring } from "../../../shared/keys.ts";
+import { parseHostPort } from "../../../shared/topology/address.ts";
+import { nodeMac } from "../../common/hmac.ts";
+import type { Logger } from "../../common/log.ts";
+import type { RelayConfig } from "../config.ts";
+import { ClusterEngine } from "../core/cluster-engine.ts";
+import { PopEngine } from "../core/pop-engine.ts";
+import { SourceList } from "../core/sources.ts";
+import { Action, PeerKind } from "../core/types.ts";
+import { RedisRegistry } from "../registry/redis-registry.ts";
+import { MemoryRegistry, type TransceiverRegistry } from "../registry/registry.ts";
+import type { FlowStore } from "../store/flow-store.ts";
+import { connectRedis } from "../store/redis.ts";
+import { RedisFlowStore } from "../store/redis-flow-store.ts";
+import { RelayMetrics } from "./metrics.ts";
+import { bindUdp, closeUdp, connectUdp, formatAddress } from "./udp.ts";
+
+export interface WorkerAddresses {
+  vip?: string;
+  backbone: string;
+}
+
+export interface FlowsReply {
+  active: number;
+  halfOpen: number;
+  flow?: Record<string, unknown> | null;
+}
+
+const EMPTY_LOOKUP = { has: (): boolean => false };
+
+/** Logs at most once per `ms` per key (socket errors can come per packet). */
+function rateLimited(
+  log: Logger,
+  ms: number,
+): (key: string, msg: string, fields: Record<string, unknown>) => void {
+  const last = new Map<string, number>();
+  return (key, msg, fields) => {
+    const now = Date.now();
+    if ((last.get(key) ?? 0) + ms > now) return;
+    last.set(key, now);
+    log.warn(msg, fields);
+  };
+}
+
+export class RelayWorker {
+  readonly cfg: RelayConfig;
+  readonly metrics: RelayMetrics;
+  readonly engine: PopEngine | ClusterEngine;
+  readonly addresses: WorkerAddresses = { backbone: "" };
+  readonly #log: Logger;
+  readonly #warn: ReturnType<typeof rateLimited>;
+  readonly #registry: TransceiverRegistry | null;
+  readonly #store: FlowStore | null;
+  readonly #localHost: string;
+  #vip: dgram.Socket | null = null;
+  #backbone: dgram.Socket | null = null;
+  /** Connected upstream sockets, indexed by cluster id / transceiver id. */
+  readonly #clusterSocks: (dgram.Socket | undefined)[] = [];
+  readonly #tSocks: (dgram.Socket | undefined)[] = [];
+  readonly #tAddr = new Map<number, string>();
+  readonly #list: Uint8Array[] = [new Uint8Array(0), new Uint8Array(0)];
+  readonly #timers: NodeJS.Timeout[] = [];
+  #closed = false;
+
+  private constructor(cfg: RelayConfig, log: Logger) {
+    this.cfg = cfg;
+    this.#log = log;
+    this.#warn = rateLimited(log, 10_000);
+    const topo = cfg.topology;
+    const now = performance.now();
+    const redis = cfg.redisUrl
+      ? connectRedis({
+          url: cfg.redisUrl,
+          onError: (e) => this.#warn("redis", "redis error", { error: e.message }),
+        })
+      : null;
+    if (cfg.role === "pop") {
+      const pop = topo.pops.find((p) => p.id === cfg.id)!;
+      this.metrics = new RelayMetrics("pop", pop.id);
+      const colocated = pop.clusterId ?? 0;
+      this.#registry =
+        colocated === 0
+          ? null
+          : cfg.transceivers
+            ? new MemoryRegistry(colocated, new Map(cfg.transceivers))
+            : new RedisRegistry(redis!, colocated, this.metrics, false);
+      this.#store = redis ? new RedisFlowStore(redis, this.metrics, Date.now, false) : null;
+      this.#localHost = (parseHostPort(pop.backbone) as { host: string }).host;
+      this.engine = new PopEngine({
+        popId: pop.id,
+        clusters: topo.clusters.map((c) => c.id),
+        clusterSources: new Map(topo.clusters.map((c) => [c.id, new SourceList(c.backboneCidrs)])),
+        colocatedClusterId: colocated,
+        transceivers: this.#registry ?? EMPTY_LOOKUP,
+        hint: new HintVerifier(nodeMac(parseKeyring(cfg.hintKeys, "GR_HINT_KEYS", 15))),
+        limits: cfg.limits,
+        timers: cfg.timers,
+        mirror: this.#store !== null,
+        restore: this.#store !== null ? cfg.restore : null,
+        rtt: this.metrics,
+        now,
+      });
+    } else {
+      const cluster = topo.clusters.find((c) => c.id === cfg.id)!;
+      this.metrics = new RelayMetrics("cluster", 0);
+      this.#registry = cfg.transceivers
+        ? new MemoryRegistry(cluster.id, new Map(cfg.transceivers))
+        : new RedisRegistry(redis!, cluster.id, this.metrics, false);
+      this.#store = null;
+      this.#localHost = (parseHostPort(cluster.backbone) as { host: string }).host;
+      const popBackbone = new Map<number, { address: string; port: number }>();
+      for (const p of topo.pops) {
+        const hp = parseHostPort(p.backbone) as { host: string; port: number };
+        popBackbone.set(p.id, { address: hp.host, port: hp.port });
+      }
+      this.engine = new ClusterEngine({
+        clusterId: cluster.id,
+        popSources: new Map(topo.pops.map((p) => [p.id, new SourceList(p.backboneCidrs)])),
+        popBackbone,
+        transceivers: this.#registry,
+        limits: cfg.limits,
+        timers: cfg.timers,
+        now,
+      });
+    }
+    this.#redis = redis;
+  }
+
+  readonly #redis: ReturnType<typeof connectRedis> | null;
+
+  static async start(cfg: RelayConfig, log: Logger): Promise<RelayWorker> {
+    const w = new RelayWorker(cfg, log);
+    try {
+      await w.#open();
+    } catch (e) {
+      await w.close();
+      throw e;
+    }
+    return w;
+  }
+
+  async #open(): Promise<void> {
+    const cfg = this.cfg;
+    const topo = cfg.topology;
+    const buf = cfg.socketBufferBytes;
+    if (this.#registry) {
+      try {
+        await this.#registry.refresh();
+      } catch (e) {
+        this.#log.warn("transceiver registry not readable yet", { error: (e as Error).message });
+      }
+      this.#registry.onChange(() => void this.#reconcileTransceivers());
+      await this.#reconcileTransceivers();
+      if (this.#registry instanceof RedisRegistry) {
+        const reg = this.#registry;
+        this.#timers.push(
+          setInterval(() => {
+            reg
+              .refresh()
+              .catch((e: Error) => this.#warn("registry", "registry refresh failed", { error: e.message }));
+          }, cfg.registryRefreshMs),
+        );
+      }
+    }
+    if (cfg.role === "pop") {
+      const pop = topo.pops.find((p) => p.id === cfg.id)!;
+      const e = this.engine as PopEngine;
+      for (const c of topo.clusters) {
+        if (c.id === pop.clusterId) continue;
+        const sock = await connectUdp(this.#localHost, c.backbone, buf);
+        this.#watch(sock, `cluster ${c.id}`);
+        const id = c.id;
+        sock.on("message", (msg: Buffer) => this.#onUpstream(e, PeerKind.cluster, id, msg));
+        this.#clusterSocks[id] = sock;
+      }
+      const vip = parseHostPort(pop.vip) as { host: string; port: number };
+      this.#vip = await bindUdp({ host: vip.host, port: vip.port, reusePort: true, bufferBytes: buf });
+      this.#watch(this.#vip, "vip");
+      this.#vip.on("message", (msg: Buffer, rinfo: dgram.RemoteInfo) => this.#onClient(e, msg, rinfo));
+      const bb = parseHostPort(pop.backbone) as { host: string; port: number };
+      this.#backbone = await bindUdp({ host: bb.host, port: bb.port, reusePort: true, bufferBytes: buf });
+      this.#watch(this.#backbone, "backbone");
+      this.#backbone.on("message", (msg: Buffer, rinfo: dgram.RemoteInfo) =>
+        this.#onPopBackbone(e, msg, rinfo),
+      );
+      this.addresses.vip = formatAddress(this.#vip);
+      this.addresses.backbone = formatAddress(this.#backbone);
+    } else {
+      const cluster = topo.clusters.find((c) => c.id === cfg.id)!;
+      const e = this.engine as ClusterEngine;
+      const bb = parseHostPort(cluster.backbone) as { host: string; port: number };
+      this.#backbone = await bindUdp({ host: bb.host, port: bb.port, reusePort: true, bufferBytes: buf });
+      this.#watch(this.#backbone, "backbone");
+      this.#backbone.on("message", (msg: Buffer, rinfo: dgram.RemoteInfo) =>
+        this.#onClusterBackbone(e, msg, rinfo),
+      );
+      this.addresses.backbone = formatAddress(this.#backbone);
+    }
+    this.#timers.push(setInterval(() => this.#tick(), cfg.timers.tickMs));
+  }
+
+  #watch(sock: dgram.Socket, what: string): void {
+    sock.on("error", (err: Error) => {
+      this.metrics.sendErrors++;
+      this.#warn(what, "socket error", { socket: what, error: err.message });
+    });
+  }
+
+  // ---- data path (POP) ---------------------------------------------------------------------------
+
+  #onClient(e: PopEngine, msg: Buffer, rinfo: dgram.RemoteInfo): void {
+    const a = e.fromClient(performance.now(), rinfo.address, rinfo.port, msg, msg.length);
+    if (a === Action.forwardWrapped) this.#sendWrapped(e, e.out.peerKind, e.out.peerId, e.out.header, msg);
+    if (e.events.length > 0) this.#drainEvents(e);
+  }
+
+  #sendWrapped(e: PopEngine, kind: number, id: number, header: Uint8Array, msg: Uint8Array): void {
+    const sock = kind === PeerKind.cluster ? this.#clusterSocks[id] : this.#tSocks[id];
+    if (sock === undefined) {
+      this.metrics.sendErrors++;
+      return;
+    }
+    const list = this.#list;
+    list[0] = header;
+    list[1] = msg;
+    sock.send(list);
+    // Queued by libuv (kernel buffer full): that send still references the header array.
+    if (header === e.out.header && sock.getSendQueueCount() !== 0)
+      e.out.header = new Uint8Array(FRAME_HEADER_BYTES);
+  }
+
+  #onUpstream(e: PopEngine, kind: number, id: number, msg: Buffer): void {
+    if (e.fromUpstream(performance.now(), kind, id, msg, msg.length) === Action.toClient) {
+      this.#vip!.send(msg, FRAME_HEADER_BYTES, msg.length - FRAME_HEADER_BYTES, e.out.port, e.out.address);
+    }
+    if (e.events.length > 0) this.#drainEvents(e);
+  }
+
+  #onPopBackbone(e: PopEngine, msg: Buffer, rinfo: dgram.RemoteInfo): void {
+    const a = e.fromBackbone(performance.now(), rinfo.address, rinfo.port, msg, msg.length);
+    if (a === Action.toClient) {
+      this.#vip!.send(msg, FRAME_HEADER_BYTES, msg.length - FRAME_HEADER_BYTES, e.out.port, e.out.address);
+    } else if (a === Action.toBackbone) {
+      this.#backbone!.send(msg, e.out.port, e.out.address);
+    }
+    if (e.events.length > 0) this.#drainEvents(e);
+  }
+
+  // ---- data path (cluster relay) -----------------------------------------------------------------
+
+  #onClusterBackbone(e: ClusterEngine, msg: Buffer, rinfo: dgram.RemoteInfo): void {
+    const a = e.fromBackbone(performance.now(), rinfo.address, rinfo.port, msg, msg.length);
+    if (a === Action.forwardFrame) {
+      const sock = this.#tSocks[e.out.peerId];
+      if (sock !== undefined) sock.send(msg);
+      else this.metrics.sendErrors++;
+    } else if (a === Action.toBackbone) {
+      this.#backbone!.send(msg, e.out.port, e.out.address);
+    }
+  }
+
+  #onTransceiver(id: number, msg: Buffer): void {
+    const e = this.engine;
+    if (e instanceof ClusterEngine) {
+      const a = e.fromTransceiver(performance.now(), id, msg, msg.length);
+      if (a === Action.toBackbone) this.#backbone!.send(msg, e.out.port, e.out.address);
+      else if (a === Action.forwardFrame) this.#tSocks[id]?.send(msg);
+    } else {
+      this.#onUpstream(e, PeerKind.transceiver, id, msg);
+    }
+  }
+
+  // ---- beside the data path ----------------------------------------------------------------------
+
+  async #reconcileTransceivers(): Promise<void> {
+    const reg = this.#registry;
+    if (reg === null || this.#closed) return;
+    const want = reg.entries();
+    for (const [id, addr] of this.#tAddr) {
+      if (want.get(id) === addr) continue;
+      const sock = this.#tSocks[id];
+      this.#tSocks[id] = undefined;
+      this.#tAddr.delete(id);
+      if (sock) void closeUdp(sock);
+    }
+    const pending: Promise<void>[] = [];
+    for (const [id, addr] of want) {
+      if (this.#tAddr.has(id)) continue;
+      this.#tAddr.set(id, addr);
+      pending.push(
+        connectUdp(this.#localHost, addr, this.cfg.socketBufferBytes).then(
+          (sock) => {
+            if (this.#closed || this.#tAddr.get(id) !== addr) {
+              void closeUdp(sock);
+              return;
+            }
+            this.#watch(sock, `transceiver ${id}`);
+            sock.on("message", (msg: Buffer) => this.#onTransceiver(id, msg));
+            this.#tSocks[id] = sock;
+          },
+          (err: Error) => {
+            this.#tAddr.delete(id);
+            this.#warn(`t${id}`, "cannot open transceiver socket", { transceiverId: id, error: err.message });
+          },
+        ),
+      );
+    }
+    await Promise.all(pending);
+  }
+
+  #tick(): void {
+    const e = this.engine;
+    e.tick(performance.now());
+    if (e instanceof PopEngine && e.events.length > 0) this.#drainEvents(e);
+  }
+
+  #drainEvents(e: PopEngine): void {
+    const store = this.#store;
+    const events = e.events.splice(0);
+    if (store === null) return;
+    for (const ev of events) {
+      if (ev.type === "lookup") {
+        store.get(ev.address, ev.port).then(
+          (rec) => this.#restored(e, ev.id, rec),
+          () => this.#restored(e, ev.id, "error"),
+        );
+      } else if (ev.type === "mirror") {
+        store.put(ev.address, ev.port, ev.record, this.cfg.mirrorTtlMs).catch(() => {});
+      } else {
+        store.delete(ev.address, ev.port).catch(() => {});
+      }
+    }
+  }
+
+  #restored(e: PopEngine, id: number, rec: Parameters<PopEngine["restoreResult"]>[2]): void {
+    if (this.#closed) return;
+    e.restoreResult(performance.now(), id, rec);
+    for (const q of e.queued.splice(0)) {
+      this.#sendWrapped(e, q.peerKind, q.peerId, q.header, q.buf.subarray(0, q.len));
+    }
+    if (e.events.length > 0) this.#drainEvents(e);
+  }
+
+  // ---- control ------------------------------------------------------------------------------------
+
+  metricsText(): string {
+    this.metrics.sync(this.engine);
+    return this.metrics.registry.render();
+  }
+
+  flows(client?: string): FlowsReply {
+    const t = this.engine.table;
+    const reply: FlowsReply = { active: t.size, halfOpen: t.halfOpen };
+    if (client !== undefined) {
+      const hp = parseHostPort(client);
+      reply.flow =
+        typeof hp === "string"
+          ? null
+          : (this.engine.lookup(hp.host, hp.port) as Record<string, unknown> | null);
+    }
+    return reply;
+  }
+
+  drain(): void {
+    this.engine.drain();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const t of this.#timers) clearInterval(t);
+    const socks = [this.#vip, this.#backbone, ...this.#clusterSocks, ...this.#tSocks].filter(
+      (s): s is dgram.Socket => s !== undefined && s !== null,
+    );
+    await Promise.all(socks.map(closeUdp));
+    await this.#registry?.close();
+    await this.#store?.close();
+    this.#redis?.disconnect();
+  }
+}

@@ -1,0 +1,204 @@
+// Loopback harness: free ports, a topology for them, relay configs, a UDP socket standing in for
+// the transceiver (decodes each frame, answers Binding requests with a framed success response to
+// the frame's source, as the real transceiver does), and a client socket with a message queue.
+import dgram from "node:dgram";
+import type { RelayConfig } from "../../regional/relay/config.ts";
+import { DEFAULT_RESTORE_LIMITS } from "../../regional/relay/core/restore.ts";
+import { FRAME_HEADER_BYTES, FrameType } from "../../shared/backbone/frame.ts";
+import { newStunView, readStun } from "../../shared/stun/reader.ts";
+import type { Topology } from "../../shared/topology/schema.ts";
+import { bindingSuccess, frame, HINT_KEYS, readFrame } from "./fixtures.ts";
+
+export async function freeUdpPort(host = "127.0.0.1"): Promise<number> {
+  const s = dgram.createSocket("udp4");
+  await new Promise<void>((r) => s.bind(0, host, () => r()));
+  const port = s.address().port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+export async function until<T>(f: () => T | Promise<T>, what: string, ms = 8_000): Promise<NonNullable<T>> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+export interface Ports {
+  vip: number;
+  popBackbone: number;
+  clusterBackbone: number;
+}
+
+export async function ports(): Promise<Ports> {
+  return { vip: await freeUdpPort(), popBackbone: await freeUdpPort(), clusterBackbone: await freeUdpPort() };
+}
+
+export function topology(p: Ports, opts: { colocated?: boolean; popCidrs?: string[] } = {}): Topology {
+  return {
+    version: 1,
+    globalVip: `127.0.0.1:${p.vip}`,
+    defaultClusterId: 1 as never,
+    clusters: [
+      {
+        id: 1 as never,
+        name: "c1",
+        region: "r1",
+        continent: "EU",
+        countries: [],
+        latitude: 0,
+        longitude: 0,
+        signallingUrl: "http://127.0.0.1:1",
+        backbone: `127.0.0.1:${p.clusterBackbone}`,
+        backboneCidrs: ["127.0.0.0/8"],
+        capacity: 10,
+      },
+    ],
+    pops: [
+      {
+        id: 7 as never,
+        name: "p7",
+        region: "r1",
+        latitude: 0,
+        longitude: 0,
+        vip: `127.0.0.1:${p.vip}`,
+        backbone: `127.0.0.1:${p.popBackbone}`,
+        backboneCidrs: opts.popCidrs ?? ["127.0.0.0/8"],
+        ...(opts.colocated ? { clusterId: 1 as never } : {}),
+      },
+    ],
+  };
+}
+
+export const FAST_TIMERS = {
+  tickMs: 20,
+  halfOpenMs: 300,
+  idleMs: 600,
+  maxLifetimeMs: 60_000,
+  mirrorRefreshMs: 200,
+};
+
+export function relayConfig(
+  role: "pop" | "cluster",
+  topo: Topology,
+  over: Partial<RelayConfig> = {},
+): RelayConfig {
+  return {
+    role,
+    id: role === "pop" ? 7 : 1,
+    topology: topo,
+    hintKeys: HINT_KEYS,
+    workers: 1,
+    adminHost: "127.0.0.1",
+    adminPort: 0,
+    redisUrl: null,
+    transceivers: null,
+    drainMs: 1_000,
+    limits: { maxFlows: 20_000, maxFlowsPerPrefix: 20_000, maxHalfOpenPerPrefix: 20_000 },
+    timers: FAST_TIMERS,
+    restore: DEFAULT_RESTORE_LIMITS,
+    socketBufferBytes: 1 << 20,
+    mirrorTtlMs: 10_000,
+    registryRefreshMs: 100,
+    ...over,
+  };
+}
+
+export interface SeenFrame {
+  type: number;
+  popId: number;
+  clusterId: number;
+  transceiverId: number;
+  clientIp: string;
+  clientPort: number;
+  payload: Buffer;
+  from: { address: string; port: number };
+}
+
+/** A UDP socket standing in for a transceiver. */
+export class FakeTransceiver {
+  readonly sock: dgram.Socket;
+  readonly seen: SeenFrame[] = [];
+  /** Answer Binding requests (off: the flow stays half-open). */
+  answer = true;
+  /** Echo data frames that are not STUN back to the sender. */
+  echo = true;
+  readonly #view = newStunView();
+
+  private constructor(sock: dgram.Socket) {
+    this.sock = sock;
+    sock.on("message", (msg, rinfo) => this.#onFrame(msg, rinfo));
+  }
+
+  static async start(port = 0): Promise<FakeTransceiver> {
+    const sock = dgram.createSocket("udp4");
+    await new Promise<void>((r) => sock.bind(port, "127.0.0.1", () => r()));
+    return new FakeTransceiver(sock);
+  }
+
+  get address(): string {
+    return `127.0.0.1:${this.sock.address().port}`;
+  }
+
+  #onFrame(msg: Buffer, rinfo: dgram.RemoteInfo): void {
+    const f = readFrame(msg);
+    if (f === null) return;
+    this.seen.push({ ...f, from: { address: rinfo.address, port: rinfo.port } });
+    if (f.type !== FrameType.data) return;
+    const p = f.payload;
+    if (p[0]! <= 3) {
+      if (!this.answer) return;
+      if (readStun(p, p.length, this.#view) !== "ok" || this.#view.messageClass !== 0) return;
+      const res = frame(f, bindingSuccess(p.subarray(8, 20)));
+      this.sock.send(res, rinfo.port, rinfo.address);
+    } else if (this.echo) {
+      this.sock.send(msg, rinfo.port, rinfo.address);
+    }
+  }
+
+  /** Sends a frame for a client to wherever that client's frames last came from. */
+  sendTo(clientPort: number, type: number, payload: Uint8Array): void {
+    const last = [...this.seen].reverse().find((f) => f.clientPort === clientPort);
+    if (!last) throw new Error("no frame seen for that client");
+    const f = frame({ ...last, type }, payload);
+    this.sock.send(f, last.from.port, last.from.address);
+  }
+
+  close(): Promise<void> {
+    return new Promise((r) => this.sock.close(() => r()));
+  }
+}
+
+/** A client socket collecting what it receives. */
+export class Client {
+  readonly sock: dgram.Socket;
+  readonly inbox: { msg: Buffer; from: string }[] = [];
+
+  private constructor(sock: dgram.Socket) {
+    this.sock = sock;
+    sock.on("message", (msg, rinfo) => this.inbox.push({ msg, from: `${rinfo.address}:${rinfo.port}` }));
+  }
+
+  static async open(host = "127.0.0.1"): Promise<Client> {
+    const sock = dgram.createSocket("udp4");
+    await new Promise<void>((r) => sock.bind(0, host, () => r()));
+    return new Client(sock);
+  }
+
+  get port(): number {
+    return this.sock.address().port;
+  }
+
+  send(buf: Uint8Array, vipPort: number): void {
+    this.sock.send(buf, vipPort, "127.0.0.1");
+  }
+
+  close(): Promise<void> {
+    return new Promise((r) => this.sock.close(() => r()));
+  }
+}
+
+export const PAYLOAD_OFFSET = FRAME_HEADER_BYTES;
