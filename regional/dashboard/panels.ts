@@ -311,6 +311,14 @@ export const PANELS: readonly PanelDef[] = [
     "Offers the edge re-sent to another cluster after the first choice failed, per second, by the failed cluster.",
   ),
   rate(
+    "restore_lookups",
+    "Relay flow restores by result",
+    "gr_relay_restore_lookups_total",
+    ["result"],
+    RELAY,
+    "Lookups in the flow store for packets of unknown flows: hit = a flow survived a relay restart; error = Redis unreachable.",
+  ),
+  rate(
     "redis_ops",
     "Relay Redis operations",
     "gr_relay_redis_ops_total",
