@@ -6,7 +6,9 @@ import { ensureSystemDeps, TEST_DEPS } from "./lib/system-deps.ts";
 const log = (line: string): void => console.log(`[test] ${line}`);
 const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
 if (major < 22 || (major === 22 && minor < 12)) {
-  console.error(`[test] Node ${process.versions.node} is too old; run through npm (npm test), which uses the pinned Node.`);
+  console.error(
+    `[test] Node ${process.versions.node} is too old; run through npm (npm test), which uses the pinned Node.`,
+  );
   process.exit(1);
 }
 

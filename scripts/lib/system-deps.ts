@@ -13,7 +13,11 @@ export interface SystemDep {
 }
 
 export const TEST_DEPS: SystemDep[] = [
-  { pkg: "redis-server", bin: "redis-server", why: "relay flow mirror and membership tests start their own Redis" },
+  {
+    pkg: "redis-server",
+    bin: "redis-server",
+    why: "relay flow mirror and membership tests start their own Redis",
+  },
   { pkg: "chromium", bin: "chromium", why: "end-to-end and dashboard tests drive a real browser" },
 ];
 
@@ -22,7 +26,8 @@ export function which(bin: string): string | null {
     const p = `${dir}/${bin}`;
     if (dir && existsSync(p)) return p;
   }
-  for (const p of [`/usr/bin/${bin}`, `/usr/sbin/${bin}`, `/usr/local/bin/${bin}`]) if (existsSync(p)) return p;
+  for (const p of [`/usr/bin/${bin}`, `/usr/sbin/${bin}`, `/usr/local/bin/${bin}`])
+    if (existsSync(p)) return p;
   return null;
 }
 
@@ -42,10 +47,14 @@ export function ensureSystemDeps(deps: SystemDep[], log: (line: string) => void)
   log(`installing system packages: ${pkgs}`);
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
   execFileSync("apt-get", ["update", "-qq"], { stdio: "inherit", env });
-  const r = spawnSync("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...missing.map((d) => d.pkg)], {
-    stdio: "inherit",
-    env,
-  });
+  const r = spawnSync(
+    "apt-get",
+    ["install", "-y", "-qq", "--no-install-recommends", ...missing.map((d) => d.pkg)],
+    {
+      stdio: "inherit",
+      env,
+    },
+  );
   if (r.status !== 0) throw new Error(`apt-get install failed (exit ${r.status}); run: ${command}`);
   const still = missing.filter((d) => which(d.bin) === null);
   if (still.length > 0) throw new Error(`still missing after install: ${still.map((d) => d.bin).join(", ")}`);
