@@ -160,26 +160,34 @@ export function loadConfig(env: Env = process.env): RelayConfig {
     maxHalfOpenPerPrefix: int("RELAY_MAX_HALF_OPEN_PER_PREFIX", 256, 1, 1 << 26),
   };
 
+  const workers = int("RELAY_WORKERS", availableParallelism(), 1, 256);
+  const adminPort = int("ADMIN_PORT", 0, 0, 65535);
+  const drainMs = int("RELAY_DRAIN_MS", 30_000, 0, 3_600_000);
+  const restoreConcurrency = int(
+    "RELAY_RESTORE_CONCURRENCY",
+    DEFAULT_RESTORE_LIMITS.maxConcurrent,
+    1,
+    100_000,
+  );
+  const socketBufferBytes = int("RELAY_SOCKET_BUFFER", 4 * 1024 * 1024, 65_536, 1 << 30);
+  const registryRefreshMs = int("RELAY_REGISTRY_REFRESH_MS", 1_000, 50, 60_000);
   if (problems.length > 0 || topology === null) throw new ConfigError(problems);
   return {
     role: role as RelayRole,
     id,
     topology,
     hintKeys,
-    workers: int("RELAY_WORKERS", availableParallelism(), 1, 256),
+    workers,
     adminHost,
-    adminPort: int("ADMIN_PORT", 0, 0, 65535),
+    adminPort,
     redisUrl,
     transceivers,
-    drainMs: int("RELAY_DRAIN_MS", 30_000, 0, 3_600_000),
+    drainMs,
     limits,
     timers,
-    restore: {
-      ...DEFAULT_RESTORE_LIMITS,
-      maxConcurrent: int("RELAY_RESTORE_CONCURRENCY", DEFAULT_RESTORE_LIMITS.maxConcurrent, 1, 100_000),
-    },
-    socketBufferBytes: int("RELAY_SOCKET_BUFFER", 4 * 1024 * 1024, 65_536, 1 << 30),
+    restore: { ...DEFAULT_RESTORE_LIMITS, maxConcurrent: restoreConcurrency },
+    socketBufferBytes,
     mirrorTtlMs: timers.idleMs + 2 * timers.mirrorRefreshMs,
-    registryRefreshMs: int("RELAY_REGISTRY_REFRESH_MS", 1_000, 50, 60_000),
+    registryRefreshMs,
   };
 }
