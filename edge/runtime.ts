@@ -28,12 +28,15 @@ function memoryLimiter(scope: string, limit: number, periodS: number): MemoryLim
 }
 
 export function limiters(env: Bindings, t: Tuning): { key: Limiter; ip: Limiter } {
+  // Keys carry their scope ("key:…", "ip:…"), so one binding can serve both.
+  const keyB = env.RL_KEY ?? env.RATE_LIMITER;
+  const ipB = env.RL_IP ?? env.RATE_LIMITER;
   return {
-    key: env.RL_KEY
-      ? bindingLimiter(env.RL_KEY, t.rateLimitPeriodS)
+    key: keyB
+      ? bindingLimiter(keyB, t.rateLimitPeriodS)
       : memoryLimiter("key", t.rateLimitKey, t.rateLimitPeriodS),
-    ip: env.RL_IP
-      ? bindingLimiter(env.RL_IP, t.rateLimitPeriodS)
+    ip: ipB
+      ? bindingLimiter(ipB, t.rateLimitPeriodS)
       : memoryLimiter("ip", t.rateLimitIp, t.rateLimitPeriodS),
   };
 }

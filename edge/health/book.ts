@@ -13,6 +13,7 @@ export interface ProbeRecord {
   status: string;
   load: number;
   capacity: number;
+  /** When the probe was sent. */
   atMs: number;
 }
 
@@ -114,8 +115,11 @@ export class HealthBook {
     const probe = e?.probe && nowMs - e.probe.atMs <= this.timing.maxAgeMs ? e.probe : null;
     const passive = e?.passive && e.passive.state !== "ok" && e.passive.untilMs > nowMs ? e.passive : null;
     const probeView = probe ? fromProbe(probe, topologyCapacity) : null;
-    // A passive mark stands unless a later probe saw the cluster healthy again.
-    if (passive && !(probe && probe.atMs > passive.atMs && probeView?.status === "up")) {
+    // "full" (a 503's Retry-After) stands until it lapses: the cluster said so. "down" stands
+    // unless a probe sent after the failure found the cluster healthy again.
+    const cleared =
+      passive?.state === "down" && probe && probe.atMs > passive.atMs && probeView?.status === "up";
+    if (passive && !cleared) {
       return {
         status: passive.state === "full" ? "full" : "down",
         load: probeView?.load ?? 0,

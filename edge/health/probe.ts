@@ -10,13 +10,14 @@ export async function probeCluster(
   timeoutMs: number,
   now: () => number,
 ): Promise<ProbeRecord> {
-  const down = (status: string): ProbeRecord => ({ ok: false, status, load: 0, capacity: 0, atMs: now() });
+  const sentAt = now();
+  const down = (status: string): ProbeRecord => ({ ok: false, status, load: 0, capacity: 0, atMs: sentAt });
   let res: Response;
   try {
     res = await clusterFetch(cluster, key, {
       method: "GET",
       path: "/healthz",
-      nowMs: now(),
+      nowMs: sentAt,
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (e) {
@@ -31,7 +32,7 @@ export async function probeCluster(
   ) {
     const load = typeof body?.load === "number" && body.load >= 0 ? body.load : 0;
     const capacity = typeof body?.capacity === "number" && body.capacity > 0 ? body.capacity : 0;
-    return { ok: true, status, load, capacity, atMs: now() };
+    return { ok: true, status, load, capacity, atMs: sentAt };
   }
   return down(res.ok ? "bad_body" : `http_${res.status}`);
 }

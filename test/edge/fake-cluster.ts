@@ -1,0 +1,235 @@
+// A cluster stand-in for edge tests: a real node:http server on loopback that VERIFIES every
+// request's signature with shared/signing (401 otherwise) and speaks the cluster signalling API
+// (sessions, WHIP PATCH rules, healthz, /v1/ws). Its behaviour is switchable per test.
+import { randomBytes } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { WebSocketServer } from "ws";
+import { nodeMac } from "../../regional/common/hmac.ts";
+import { mintCallId, verifyCallId } from "../../shared/callid/callid.ts";
+import type { Keyring } from "../../shared/keys.ts";
+import { importSigningKey, NonceWindow, verifyRequest } from "../../shared/signing/request.ts";
+
+export type SessionMode = "ok" | "full" | "error" | "hang" | "bad-request";
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  signature: "ok" | string;
+}
+
+export class FakeCluster {
+  readonly name: string;
+  readonly id: number;
+  readonly #ring: Keyring;
+  #server: Server | null = null;
+  #wss = new WebSocketServer({ noServer: true });
+  #nonces = new NonceWindow();
+  #key: Promise<CryptoKey>;
+  port = 0;
+  mode: SessionMode = "ok";
+  retryAfter = "3";
+  health: { status: "ok" | "draining"; load: number; capacity: number } | "error" | "hang" = {
+    status: "ok",
+    load: 0,
+    capacity: 100,
+  };
+  readonly requests: RecordedRequest[] = [];
+  readonly wsMessages: Record<string, unknown>[] = [];
+  readonly sessions = new Map<string, { etag: string }>();
+  #sockets = new Set<import("node:net").Socket>();
+
+  constructor(name: string, id: number, secret: Uint8Array, callIdRing: Keyring) {
+    this.name = name;
+    this.id = id;
+    this.#ring = callIdRing;
+    this.#key = importSigningKey(secret);
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** POSTs that reached the sessions API (signed). */
+  get creates(): RecordedRequest[] {
+    return this.requests.filter((r) => r.method === "POST" && r.path === "/v1/sessions");
+  }
+
+  async start(port = 0): Promise<void> {
+    const server = createServer((req, res) => void this.#handle(req, res));
+    server.on("connection", (s) => {
+      this.#sockets.add(s);
+      s.on("close", () => this.#sockets.delete(s));
+    });
+    server.on(
+      "upgrade",
+      (req, socket, head) => void this.#upgrade(req, socket as import("node:net").Socket, head),
+    );
+    await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+    this.port = (server.address() as AddressInfo).port;
+    this.#server = server;
+  }
+
+  /** Closes the listener and every connection: the port then refuses. */
+  async stop(): Promise<void> {
+    const s = this.#server;
+    this.#server = null;
+    if (!s) return;
+    for (const c of this.#wss.clients) c.terminate();
+    for (const sock of this.#sockets) sock.destroy();
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+  }
+
+  async #check(req: IncomingMessage, body: Buffer): Promise<string> {
+    const r = await verifyRequest(
+      await this.#key,
+      req.method!,
+      req.url!,
+      body,
+      {
+        get: (n: string) => {
+          const v = req.headers[n.toLowerCase()];
+          return typeof v === "string" ? v : null;
+        },
+      },
+      Date.now(),
+    );
+    if (!r.ok) return r.reason;
+    return this.#nonces.accept(r.nonce, Date.now()) ? "ok" : "replay";
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const ch of req) chunks.push(ch as Buffer);
+    const body = Buffer.concat(chunks);
+    const signature = await this.#check(req, body);
+    const path = req.url ?? "/";
+    this.requests.push({ method: req.method!, path, headers: req.headers, body: body.toString(), signature });
+    const json = (status: number, v: unknown, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { "content-type": "application/json", ...headers });
+      res.end(JSON.stringify(v));
+    };
+    if (signature !== "ok")
+      return json(401, {
+        error: { type: "authentication_error", code: "bad_signature", message: signature },
+      });
+
+    if (path === "/healthz" && req.method === "GET") {
+      if (this.health === "hang") return;
+      if (this.health === "error") return json(500, { error: "boom" });
+      return json(200, { ...this.health, clusterId: this.id, transceivers: 1 });
+    }
+    if (path === "/v1/sessions" && req.method === "POST") {
+      if (this.mode === "hang") return;
+      if (this.mode === "full")
+        return json(
+          503,
+          { error: { type: "service_unavailable", code: "full", message: "full" } },
+          { "retry-after": this.retryAfter },
+        );
+      if (this.mode === "error")
+        return json(500, { error: { type: "server_error", code: "boom", message: "boom" } });
+      if (this.mode === "bad-request")
+        return json(422, {
+          error: {
+            type: "invalid_request_error",
+            code: "no_opus",
+            message: "offer has no opus",
+            secret: "x",
+          },
+        });
+      const parsed = JSON.parse(body.toString()) as { sdp: string };
+      return json(201, this.#create(parsed.sdp));
+    }
+    const m = /^\/v1\/sessions\/([^/]+)$/.exec(path);
+    if (m) {
+      const s = this.sessions.get(m[1]!);
+      if (!s)
+        return json(404, {
+          error: { type: "not_found_error", code: "unknown_session", message: "no such session" },
+        });
+      if (req.method === "GET")
+        return json(200, { state: "connected", cluster: this.name, clientAddress: "203.0.113.7:5000" });
+      if (req.method === "DELETE") {
+        this.sessions.delete(m[1]!);
+        res.writeHead(204).end();
+        return;
+      }
+      if (req.method === "PATCH") {
+        const ifMatch = req.headers["if-match"];
+        if (ifMatch === undefined)
+          return json(428, {
+            error: { type: "invalid_request_error", code: "if_match_required", message: "If-Match required" },
+          });
+        if (ifMatch === "*") {
+          s.etag = `"${randomBytes(6).toString("hex")}"`;
+          res.writeHead(200, { "content-type": "application/trickle-ice-sdpfrag", etag: s.etag });
+          res.end("a=ice-ufrag:NEWU\r\na=ice-pwd:newpasswordnewpassword12\r\n");
+          return;
+        }
+        if (ifMatch !== s.etag)
+          return json(412, {
+            error: { type: "invalid_request_error", code: "stale_etag", message: "stale" },
+          });
+        if (body.toString().includes("a=unsupported"))
+          return json(422, {
+            error: { type: "invalid_request_error", code: "unsupported", message: "unsupported" },
+          });
+        res.writeHead(204).end();
+        return;
+      }
+    }
+    json(404, { error: { type: "not_found_error", code: "no_route", message: path } });
+  }
+
+  #create(sdp: string): {
+    callId: string;
+    sdp: string;
+    etag: string;
+    clusterId: number;
+    transceiverId: number;
+  } {
+    const callId = mintCallId(this.id, 7, randomBytes(15), nodeMac(this.#ring));
+    const etag = `"${randomBytes(6).toString("hex")}"`;
+    this.sessions.set(callId, { etag });
+    if (verifyCallId(callId, nodeMac(this.#ring)).ok !== true) throw new Error("self-check");
+    return {
+      callId,
+      sdp: `v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=${this.name}\r\nt=0 0\r\n# answer to ${sdp.length} bytes\r\n`,
+      etag,
+      clusterId: this.id,
+      transceiverId: 7,
+    };
+  }
+
+  async #upgrade(req: IncomingMessage, socket: import("node:net").Socket, head: Buffer): Promise<void> {
+    const signature = await this.#check(req, Buffer.alloc(0));
+    this.requests.push({ method: "GET", path: req.url ?? "", headers: req.headers, body: "", signature });
+    if (signature !== "ok" || req.url !== "/v1/ws") {
+      socket.end("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n");
+      return;
+    }
+    if (this.mode === "full") {
+      socket.end(
+        `HTTP/1.1 503 Service Unavailable\r\nRetry-After: ${this.retryAfter}\r\nContent-Length: 0\r\n\r\n`,
+      );
+      return;
+    }
+    this.#wss.handleUpgrade(req, socket, head, (ws) => {
+      ws.on("message", (data) => {
+        const msg = JSON.parse(String(data)) as Record<string, unknown>;
+        this.wsMessages.push(msg);
+        if (msg.type === "offer") {
+          const a = this.#create(String(msg.sdp));
+          ws.send(JSON.stringify({ type: "answer", sdp: a.sdp, callId: a.callId, etag: a.etag }));
+          ws.send(JSON.stringify({ type: "event", event: { type: "session.created", cluster: this.name } }));
+        } else if (msg.type === "hangup") {
+          ws.send(JSON.stringify({ type: "ended", reason: "hangup" }));
+          ws.close(1000, "bye");
+        }
+      });
+    });
+  }
+}
