@@ -1,0 +1,487 @@
+// The whole system on one machine: the echo agent, two regional clusters (transceivers, a cluster
+// signalling gateway, a cluster relay), a Global Relay POP and the edge worker (wrangler dev), plus
+// the dashboard. `npm start` runs it on fixed ports on 127.0.0.1; the end-to-end tests run it on
+// free ports and on a network namespace's host address. Secrets are generated per run.
+import { createHash, randomBytes } from "node:crypto";
+import { createSocket } from "node:dgram";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { formatKeyring } from "../../shared/keys.ts";
+import type { Topology } from "../../shared/topology/schema.ts";
+import { validateTopology } from "../../shared/topology/schema.ts";
+import { type ProcessSpec, type Running, StartError, Supervisor } from "./supervisor.ts";
+import { which } from "./system-deps.ts";
+
+export const ROOT = resolve(import.meta.dirname, "../..");
+
+export interface ClusterPlan {
+  id: number;
+  name: string;
+  region: string;
+  continent: "EU" | "NA" | "AS" | "OC" | "SA" | "AF";
+  countries: string[];
+  latitude: number;
+  longitude: number;
+  gatewayPort: number;
+  relayBackbonePort: number;
+  relayAdminPort: number;
+  transceivers: { id: number; udpPort: number; httpPort: number }[];
+}
+
+export interface LocalPlan {
+  host: string;
+  edgePort: number;
+  vipPort: number;
+  popBackbonePort: number;
+  popAdminPort: number;
+  echoPort: number;
+  dashboardPort: number;
+  clusters: ClusterPlan[];
+}
+
+export interface LocalSystemOptions {
+  plan: LocalPlan;
+  /** true: start a private redis-server; a URL: use it; false: memory only. */
+  redis: boolean | string;
+  apiKey: string;
+  dashboard: boolean;
+  /** Relay workers per relay process (1 keeps the local system light). */
+  relayWorkers: number;
+  echoDelayMs: number;
+  log: (line: string) => void;
+  /** Every child's output line (for --verbose and for test diagnostics). */
+  onChildLine?: (name: string, line: string) => void;
+  /** Extra environment for every child (tuning timers in tests). */
+  extraEnv?: Record<string, string>;
+}
+
+export interface LocalSystem {
+  plan: LocalPlan;
+  topology: Topology;
+  topologyFile: string;
+  edgeUrl: string;
+  dashboardUrl: string | null;
+  redisUrl: string | null;
+  apiKey: string;
+  secrets: { hintKeys: string; callIdKeys: string; clusterSecret: string };
+  supervisor: Supervisor;
+  /** Restarts one component by name (e.g. "pop"), with the same environment. */
+  restart(name: string, signal?: NodeJS.Signals): Promise<void>;
+  kill(name: string): Promise<void>;
+  startAgain(name: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The fixed plan `npm start` uses (config/topology.local.json describes the same network). */
+export function fixedPlan(host = "127.0.0.1"): LocalPlan {
+  return {
+    host,
+    edgePort: 8787,
+    vipPort: 3478,
+    popBackbonePort: 4478,
+    popAdminPort: 9301,
+    echoPort: 8090,
+    dashboardPort: 9090,
+    clusters: [
+      {
+        id: 1,
+        name: "fra-local",
+        region: "eu-central",
+        continent: "EU",
+        countries: ["DE", "FR", "NL", "GB", "PL", "IT", "ES"],
+        latitude: 50.11,
+        longitude: 8.68,
+        gatewayPort: 7101,
+        relayBackbonePort: 5101,
+        relayAdminPort: 9311,
+        transceivers: [
+          { id: 1, udpPort: 6101, httpPort: 7111 },
+          { id: 2, udpPort: 6102, httpPort: 7112 },
+        ],
+      },
+      {
+        id: 2,
+        name: "iad-local",
+        region: "us-east",
+        continent: "NA",
+        countries: ["US", "CA", "MX"],
+        latitude: 38.95,
+        longitude: -77.45,
+        gatewayPort: 7201,
+        relayBackbonePort: 5201,
+        relayAdminPort: 9321,
+        transceivers: [{ id: 1, udpPort: 6201, httpPort: 7211 }],
+      },
+    ],
+  };
+}
+
+async function freeTcpPort(host: string): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once("error", rej);
+    s.listen(0, host, () => {
+      const a = s.address();
+      s.close(() => res(typeof a === "object" && a ? a.port : 0));
+    });
+  });
+}
+
+/** The same network on free ports (tests), one transceiver per cluster. */
+export async function ephemeralPlan(host: string): Promise<LocalPlan> {
+  const p = fixedPlan(host);
+  const used = new Set<number>();
+  const next = async (): Promise<number> => {
+    for (;;) {
+      const port = await freeTcpPort(host);
+      if (!used.has(port) && port !== 3478) {
+        used.add(port);
+        return port;
+      }
+    }
+  };
+  p.edgePort = await next();
+  p.vipPort = await next();
+  p.popBackbonePort = await next();
+  p.popAdminPort = await next();
+  p.echoPort = await next();
+  p.dashboardPort = await next();
+  for (const c of p.clusters) {
+    c.gatewayPort = await next();
+    c.relayBackbonePort = await next();
+    c.relayAdminPort = await next();
+    c.transceivers = [{ id: 1, udpPort: await next(), httpPort: await next() }];
+  }
+  return p;
+}
+
+export function planTopology(plan: LocalPlan): Topology {
+  const h = plan.host;
+  const raw = {
+    version: 1,
+    globalVip: `${h}:${plan.vipPort}`,
+    defaultClusterId: plan.clusters[0]!.id,
+    clusters: plan.clusters.map((c) => ({
+      id: c.id,
+      name: c.name,
+      region: c.region,
+      continent: c.continent,
+      countries: c.countries,
+      latitude: c.latitude,
+      longitude: c.longitude,
+      signallingUrl: `http://${h}:${c.gatewayPort}`,
+      backbone: `${h}:${c.relayBackbonePort}`,
+      backboneCidrs: [`${h}/32`],
+      capacity: 300,
+    })),
+    pops: [
+      {
+        id: 1,
+        name: "local-pop",
+        region: "local",
+        latitude: plan.clusters[0]!.latitude,
+        longitude: plan.clusters[0]!.longitude,
+        vip: `${h}:${plan.vipPort}`,
+        backbone: `${h}:${plan.popBackbonePort}`,
+        backboneCidrs: [`${h}/32`],
+      },
+    ],
+  };
+  const r = validateTopology(raw);
+  if (!r.ok) throw new StartError(`local topology is invalid:\n  ${r.errors.join("\n  ")}`);
+  return r.topology;
+}
+
+/** Checks every fixed port before starting anything, so a conflict names the port and its role. */
+async function checkPortsFree(plan: LocalPlan): Promise<void> {
+  const tcp: [number, string][] = [
+    [plan.edgePort, "edge (HTTP)"],
+    [plan.echoPort, "echo agent"],
+    [plan.dashboardPort, "dashboard"],
+    [plan.popAdminPort, "POP admin"],
+  ];
+  const udp: [number, string][] = [
+    [plan.vipPort, "POP VIP (UDP)"],
+    [plan.popBackbonePort, "POP backbone (UDP)"],
+  ];
+  for (const c of plan.clusters) {
+    tcp.push([c.gatewayPort, `${c.name} signalling gateway`], [c.relayAdminPort, `${c.name} relay admin`]);
+    udp.push([c.relayBackbonePort, `${c.name} relay backbone (UDP)`]);
+    for (const t of c.transceivers) {
+      tcp.push([t.httpPort, `${c.name} transceiver ${t.id} API`]);
+      udp.push([t.udpPort, `${c.name} transceiver ${t.id} (UDP)`]);
+    }
+  }
+  const busy: string[] = [];
+  for (const [port, what] of tcp) {
+    const ok = await new Promise<boolean>((res) => {
+      const s = createServer();
+      s.once("error", () => res(false));
+      s.listen(port, plan.host, () => s.close(() => res(true)));
+    });
+    if (!ok) busy.push(`${plan.host}:${port} (${what}) is in use`);
+  }
+  for (const [port, what] of udp) {
+    const ok = await new Promise<boolean>((res) => {
+      const s = createSocket("udp4");
+      s.once("error", () => res(false));
+      s.bind(port, plan.host, () => s.close(() => res(true)));
+    });
+    if (!ok) busy.push(`${plan.host}:${port} (${what}) is in use`);
+  }
+  if (busy.length > 0) {
+    throw new StartError(
+      `cannot start, ports are taken:\n  ${busy.join("\n  ")}\nStop the other process (is another npm start running?).`,
+    );
+  }
+}
+
+const b64 = (n: number): string => randomBytes(n).toString("base64");
+
+export async function startLocalSystem(o: LocalSystemOptions): Promise<LocalSystem> {
+  const plan = o.plan;
+  const node = process.execPath;
+  const topology = planTopology(plan);
+  await checkPortsFree(plan);
+  const dir = mkdtempSync(join(tmpdir(), "global-relay-"));
+  const topologyFile = join(dir, "topology.json");
+  writeFileSync(topologyFile, JSON.stringify(topology, null, 2));
+  const secrets = {
+    hintKeys: formatKeyring([{ id: 1, secret: randomBytes(32) }]),
+    callIdKeys: formatKeyring([{ id: 1, secret: randomBytes(32) }]),
+    clusterSecret: b64(32),
+  };
+  const sup = new Supervisor();
+  if (o.onChildLine) sup.onLine = o.onChildLine;
+  const specs = new Map<string, ProcessSpec>();
+  const h = plan.host;
+
+  let redisUrl: string | null = typeof o.redis === "string" ? o.redis : null;
+  const common: Record<string, string> = {
+    TOPOLOGY_FILE: topologyFile,
+    GR_HINT_KEYS: secrets.hintKeys,
+    GR_CALL_ID_KEYS: secrets.callIdKeys,
+    GR_CLUSTER_SECRET: secrets.clusterSecret,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
+    ...o.extraEnv,
+  };
+
+  const run = async (spec: ProcessSpec): Promise<Running> => {
+    specs.set(spec.name, spec);
+    o.log(`starting ${spec.name}…`);
+    return sup.start(spec);
+  };
+
+  try {
+    if (o.redis === true) {
+      const bin = which("redis-server");
+      if (!bin)
+        throw new StartError("--redis needs redis-server (apt-get install redis-server), or set REDIS_URL");
+      const port = await freeTcpPort(h);
+      const redisDir = join(dir, "redis");
+      mkdirSync(redisDir);
+      await run({
+        name: "redis",
+        command: bin,
+        args: ["--port", String(port), "--bind", h, "--save", "", "--appendonly", "no", "--dir", redisDir],
+        env: {},
+        ready: (line) => line.includes("Ready to accept connections"),
+      });
+      redisUrl = `redis://${h}:${port}`;
+    }
+    if (redisUrl) common.REDIS_URL = redisUrl;
+
+    await run({
+      name: "echo-agent",
+      command: node,
+      args: [join(ROOT, "regional/echo-agent/main.ts")],
+      env: { ...common, ECHO_AGENT_LISTEN: `${h}:${plan.echoPort}`, ECHO_DELAY_MS: String(o.echoDelayMs) },
+    });
+
+    for (const c of plan.clusters) {
+      for (const t of c.transceivers) {
+        await run({
+          name: `${c.name}-transceiver-${t.id}`,
+          command: node,
+          args: [join(ROOT, "regional/transceiver/main.ts")],
+          env: {
+            ...common,
+            CLUSTER_ID: String(c.id),
+            TRANSCEIVER_ID: String(t.id),
+            TRANSCEIVER_UDP: `${h}:${t.udpPort}`,
+            TRANSCEIVER_HTTP: `${h}:${t.httpPort}`,
+            BACKEND_URL: `ws://${h}:${plan.echoPort}`,
+            TRANSCEIVER_CAPACITY: "150",
+          },
+        });
+      }
+      await run({
+        name: `${c.name}-gateway`,
+        command: node,
+        args: [join(ROOT, "regional/transceiver/gateway.ts")],
+        env: {
+          ...common,
+          CLUSTER_ID: String(c.id),
+          GATEWAY_HTTP: `${h}:${c.gatewayPort}`,
+          GATEWAY_TRANSCEIVERS: c.transceivers.map((t) => `${t.id}=http://${h}:${t.httpPort}`).join(","),
+        },
+      });
+      await run({
+        name: `${c.name}-relay`,
+        command: node,
+        args: [join(ROOT, "regional/relay/main.ts")],
+        env: {
+          ...common,
+          RELAY_ROLE: "cluster",
+          CLUSTER_ID: String(c.id),
+          RELAY_WORKERS: String(o.relayWorkers),
+          ADMIN_PORT: String(c.relayAdminPort),
+          ADMIN_HOST: h,
+          RELAY_TRANSCEIVERS: c.transceivers.map((t) => `${t.id}=${h}:${t.udpPort}`).join(","),
+        },
+      });
+    }
+
+    await run({
+      name: "pop",
+      command: node,
+      args: [join(ROOT, "regional/relay/main.ts")],
+      env: {
+        ...common,
+        RELAY_ROLE: "pop",
+        POP_ID: "1",
+        RELAY_WORKERS: String(o.relayWorkers),
+        ADMIN_PORT: String(plan.popAdminPort),
+        ADMIN_HOST: h,
+      },
+    });
+
+    const envFile = join(dir, "edge.env");
+    const apiKeyHash = createHash("sha256").update(o.apiKey).digest("hex");
+    writeFileSync(
+      envFile,
+      [
+        `TOPOLOGY_JSON=${JSON.stringify(JSON.stringify(topology))}`,
+        `GR_CALL_ID_KEYS=${secrets.callIdKeys}`,
+        `GR_CLUSTER_SECRET=${secrets.clusterSecret}`,
+        `API_KEY_HASHES=${apiKeyHash}`,
+        `CLIENT_SECRET_KEY=${b64(32)}`,
+        "GR_LOCAL_DEV=true",
+        "",
+      ].join("\n"),
+    );
+    await run({
+      name: "edge",
+      command: node,
+      args: [
+        join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
+        "dev",
+        "--local",
+        "--ip",
+        h,
+        "--port",
+        String(plan.edgePort),
+        "--env-file",
+        envFile,
+        "--inspector-port",
+        String(await freeTcpPort("127.0.0.1")),
+        "--persist-to",
+        join(dir, "wrangler-state"),
+        "--show-interactive-dev-session=false",
+      ],
+      env: {
+        WRANGLER_SEND_METRICS: "false",
+        WRANGLER_HIDE_BANNER: "true",
+        CLOUDFLARE_CF_FETCH_ENABLED: "false",
+        WRANGLER_LOG_PATH: join(dir, "wrangler-logs"),
+        CI: "true",
+      },
+      ready: (line) => /Ready on http/.test(line),
+      readyTimeoutMs: 60_000,
+    });
+    await waitHttp(`http://${h}:${plan.edgePort}/healthz`, 30_000);
+
+    let dashboardUrl: string | null = null;
+    if (o.dashboard) {
+      const targets = [
+        `edge=http://${h}:${plan.edgePort}/internal/metrics`,
+        `relay-pop=http://${h}:${plan.popAdminPort}/metrics`,
+        ...plan.clusters.flatMap((c) => [
+          `relay-${c.name}=http://${h}:${c.relayAdminPort}/metrics`,
+          ...c.transceivers.map((t) => `transceiver-${c.name}-${t.id}=http://${h}:${t.httpPort}/metrics`),
+        ]),
+      ];
+      await run({
+        name: "dashboard",
+        command: node,
+        args: [join(ROOT, "regional/dashboard/main.ts")],
+        env: {
+          ...common,
+          DASHBOARD_HTTP: `${h}:${plan.dashboardPort}`,
+          DASHBOARD_TARGETS: targets.join(","),
+        },
+      });
+      dashboardUrl = `http://${h}:${plan.dashboardPort}/`;
+    }
+
+    const stop = async (): Promise<void> => {
+      await sup.stopAll("SIGINT");
+      rmSync(dir, { recursive: true, force: true });
+    };
+    const byName = (name: string): Running => {
+      const r = sup.running.find((x) => x.name === name);
+      if (!r) throw new Error(`no running component named ${name}`);
+      return r;
+    };
+    return {
+      plan,
+      topology,
+      topologyFile,
+      edgeUrl: `http://${h}:${plan.edgePort}`,
+      dashboardUrl,
+      redisUrl,
+      apiKey: o.apiKey,
+      secrets,
+      supervisor: sup,
+      async kill(name) {
+        const r = byName(name);
+        await sup.stopOne(r, "SIGKILL", 0);
+        sup.running.splice(sup.running.indexOf(r), 1);
+      },
+      async startAgain(name) {
+        const spec = specs.get(name);
+        if (!spec) throw new Error(`no component named ${name}`);
+        await sup.start(spec);
+      },
+      async restart(name, signal = "SIGKILL") {
+        const r = byName(name);
+        await sup.stopOne(r, signal, 2_000);
+        sup.running.splice(sup.running.indexOf(r), 1);
+        await sup.start(specs.get(name)!);
+      },
+      stop,
+    };
+  } catch (e) {
+    await sup.stopAll("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+export async function waitHttp(url: string, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  let last = "";
+  while (Date.now() < until) {
+    try {
+      const r = await fetch(url);
+      if (r.ok) return;
+      last = `HTTP ${r.status}`;
+    } catch (e) {
+      last = (e as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new StartError(`${url} did not answer in ${timeoutMs} ms (${last})`);
+}
