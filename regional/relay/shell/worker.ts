@@ -18,7 +18,7 @@ import { Action, PeerKind } from "../core/types.ts";
 import { RedisRegistry } from "../registry/redis-registry.ts";
 import { MemoryRegistry, type TransceiverRegistry } from "../registry/registry.ts";
 import type { FlowStore } from "../store/flow-store.ts";
-import { connectRedis } from "../store/redis.ts";
+import { connectRedis, waitReady } from "../store/redis.ts";
 import { RedisFlowStore } from "../store/redis-flow-store.ts";
 import { RelayMetrics } from "./metrics.ts";
 import { bindUdp, closeUdp, connectUdp, formatAddress } from "./udp.ts";
@@ -151,6 +151,9 @@ export class RelayWorker {
     const cfg = this.cfg;
     const topo = cfg.topology;
     const buf = cfg.socketBufferBytes;
+    if (this.#redis !== null && !(await waitReady(this.#redis, 2_000))) {
+      this.#log.warn("redis not reachable at start; running from memory until it is");
+    }
     if (this.#registry) {
       try {
         await this.#registry.refresh();

@@ -26,3 +26,19 @@ export function connectRedis(o: RelayRedisOptions): Redis {
   redis.on("error", (err: Error) => o.onError?.(err));
   return redis;
 }
+
+/** Resolves true once the connection is ready, false after `ms` (the relay starts anyway). */
+export function waitReady(redis: Redis, ms: number): Promise<boolean> {
+  if (redis.status === "ready") return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      redis.off("ready", onReady);
+      resolve(false);
+    }, ms);
+    const onReady = (): void => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    redis.once("ready", onReady);
+  });
+}
