@@ -7,7 +7,9 @@ import { STUN_HEADER_BYTES, type StunView } from "./reader.ts";
 export type HmacSha1 = (key: Uint8Array, data: Uint8Array) => Uint8Array;
 
 export function messageIntegrityInput(buf: Uint8Array, miOffset: number): Uint8Array {
-  const input = buf.slice(0, miOffset);
+  // A copy: Buffer#slice would share memory and the length rewrite below would corrupt the caller's message.
+  const input = new Uint8Array(miOffset);
+  input.set(buf.subarray(0, miOffset));
   const lengthUpToMi = miOffset + 24 - STUN_HEADER_BYTES;
   input[2] = lengthUpToMi >> 8;
   input[3] = lengthUpToMi & 255;
