@@ -1,0 +1,106 @@
+// The transceiver's one UDP socket (the socket shell around Mux). Every datagram is a backbone
+// frame; pings are answered with pongs (payload echoed) to the source; data frames go to the mux;
+// anything else is dropped and counted. Replies always go to the address a frame came from.
+import { createSocket, type Socket } from "node:dgram";
+import {
+  decodeFrameHeader,
+  FRAME_HEADER_BYTES,
+  FrameType,
+  newFrameHeader,
+} from "../../shared/backbone/frame.ts";
+import type { HostPort } from "../../shared/topology/address.ts";
+import type { TransceiverMetrics } from "./metrics.ts";
+import type { Mux } from "./mux.ts";
+
+/** 4 MB: the kernel maximum on this machine kind (shared/notes/udp-performance.md). */
+const SOCKET_BUFFER_BYTES = 4 * 1024 * 1024;
+
+export class BackboneSocket {
+  readonly socket: Socket;
+  readonly #clusterId: number;
+  readonly #transceiverId: number;
+  readonly #metrics: TransceiverMetrics;
+  #mux: Mux | undefined;
+  readonly #header = newFrameHeader();
+  #closed = false;
+
+  private constructor(socket: Socket, clusterId: number, transceiverId: number, metrics: TransceiverMetrics) {
+    this.socket = socket;
+    this.#clusterId = clusterId;
+    this.#transceiverId = transceiverId;
+    this.#metrics = metrics;
+  }
+
+  static async open(
+    at: HostPort,
+    clusterId: number,
+    transceiverId: number,
+    metrics: TransceiverMetrics,
+  ): Promise<BackboneSocket> {
+    const socket = createSocket({
+      type: at.ipv6 ? "udp6" : "udp4",
+      recvBufferSize: SOCKET_BUFFER_BYTES,
+      sendBufferSize: SOCKET_BUFFER_BYTES,
+    });
+    await new Promise<void>((resolve, reject) => {
+      socket.once("error", reject);
+      socket.bind(at.port, at.host, () => {
+        socket.off("error", reject);
+        resolve();
+      });
+    });
+    const b = new BackboneSocket(socket, clusterId, transceiverId, metrics);
+    socket.on("message", (msg, rinfo) => b.#onMessage(msg, rinfo.address, rinfo.port));
+    socket.on("error", () => metrics.drops["bad-frame"].inc());
+    return b;
+  }
+
+  /** Routes data frames to the mux from now on. */
+  attach(mux: Mux): void {
+    this.#mux = mux;
+  }
+
+  get address(): { host: string; port: number } {
+    const a = this.socket.address();
+    return { host: a.address, port: a.port };
+  }
+
+  /** The send function the mux uses: header and payload leave as one datagram (scatter/gather). */
+  readonly send = (header: Buffer, payload: Uint8Array, port: number, host: string): void => {
+    if (this.#closed) return;
+    this.socket.send([header, payload], port, host);
+  };
+
+  #onMessage(msg: Buffer, host: string, port: number): void {
+    const h = this.#header;
+    const status = decodeFrameHeader(msg, msg.length, h);
+    if (status !== "ok") {
+      this.#metrics.drops["bad-frame"].inc();
+      return;
+    }
+    // Liveness probes are answered whatever ids they carry.
+    if (h.type === FrameType.ping) {
+      const header = Buffer.from(msg.subarray(0, FRAME_HEADER_BYTES));
+      header[1] = (header[1]! & 0xf0) | FrameType.pong;
+      this.send(header, msg.subarray(FRAME_HEADER_BYTES), port, host);
+      return;
+    }
+    if (h.clusterId !== this.#clusterId || h.transceiverId !== this.#transceiverId) {
+      this.#metrics.drops["wrong-transceiver"].inc();
+      return;
+    }
+    if (h.type === FrameType.data) {
+      const mux = this.#mux;
+      if (mux === undefined) return;
+      mux.handle(msg.subarray(FRAME_HEADER_BYTES), h, host, port);
+      return;
+    }
+    this.#metrics.drops["unexpected-frame"].inc();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await new Promise<void>((r) => this.socket.close(() => r()));
+  }
+}

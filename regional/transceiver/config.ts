@@ -1,0 +1,226 @@
+// Transceiver configuration: one typed object, built from the environment by loadConfig() (every
+// problem reported at once, naming the variable) or directly by tests and embedders.
+import { readFileSync } from "node:fs";
+import { CALL_ID_MAX_KEY_ID } from "../../shared/callid/callid.ts";
+import { HINT_MAX_KEY_ID } from "../../shared/hint/layout.ts";
+import { type Keyring, parseKeyring } from "../../shared/keys.ts";
+import { type HostPort, parseHostPort } from "../../shared/topology/address.ts";
+import { parseTopology } from "../../shared/topology/schema.ts";
+
+export interface TransceiverConfig {
+  clusterId: number;
+  transceiverId: number;
+  /** Where the backbone UDP socket binds. Port 0 picks a free port. */
+  udp: HostPort;
+  /** Backbone address announced in heartbeats ("ip:port"); default: the bound address. */
+  udpAdvertise: string | undefined;
+  /** Where the signalling HTTP server binds. */
+  http: HostPort;
+  /** Signalling URL announced in heartbeats; default: http://<bound address>. */
+  httpAdvertise: string | undefined;
+  /** Per-session backend WebSocket URL. */
+  backendUrl: string;
+  /** Fallback candidate when a request names no ingress VIP (topology globalVip). */
+  globalVip: HostPort;
+  /** The cluster's own VIP, a lower-priority second candidate (topology clusters[].vip). */
+  clusterVip: HostPort | undefined;
+  hintKeys: Keyring;
+  callIdKeys: Keyring;
+  clusterSecret: Uint8Array;
+  capacity: number;
+  maxSessionMs: number;
+  consentTimeoutMs: number;
+  setupTimeoutMs: number;
+  drainDeadlineMs: number;
+  statsIntervalMs: number;
+  /** Backend queue bound in bytes (WebSocket bufferedAmount and pending frames). */
+  backendQueueBytes: number;
+  backendConnectTimeoutMs: number;
+  /** An old path is "quiet" after this long; then an authenticated check from a new address moves the session. */
+  pathQuietMs: number;
+  redisUrl: string | undefined;
+  heartbeatIntervalMs: number;
+  /** Signature replay window. */
+  replayWindowMs: number;
+}
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join("\n  ")}`);
+    this.problems = problems;
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export class EnvReader {
+  readonly problems: string[] = [];
+  readonly env: Env;
+  constructor(env: Env) {
+    this.env = env;
+  }
+  str(name: string, fallback?: string): string {
+    const v = this.env[name]?.trim();
+    if (v === undefined || v === "") {
+      if (fallback !== undefined) return fallback;
+      this.problems.push(`${name}: required`);
+      return "";
+    }
+    return v;
+  }
+  optional(name: string): string | undefined {
+    const v = this.env[name]?.trim();
+    return v === undefined || v === "" ? undefined : v;
+  }
+  int(name: string, min: number, max: number, fallback?: number): number {
+    const raw = this.env[name]?.trim();
+    if (raw === undefined || raw === "") {
+      if (fallback !== undefined) return fallback;
+      this.problems.push(`${name}: required (an integer ${min}-${max})`);
+      return min;
+    }
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      this.problems.push(`${name}: must be an integer ${min}-${max}, got ${JSON.stringify(raw)}`);
+      return min;
+    }
+    return n;
+  }
+  hostPort(name: string, fallback?: string): HostPort {
+    const raw = this.str(name, fallback);
+    const hp = parseHostPort(raw.replace(/:0$/, ":65535"));
+    if (typeof hp === "string") {
+      if (raw !== "") this.problems.push(`${name}: ${hp}`);
+      return { host: "127.0.0.1", port: 0, ipv6: false };
+    }
+    return { ...hp, port: raw.endsWith(":0") ? 0 : hp.port };
+  }
+  keyring(name: string, maxId: number): Keyring {
+    try {
+      return parseKeyring(this.env[name], name, maxId);
+    } catch (e) {
+      this.problems.push((e as Error).message);
+      return { active: { id: 0, secret: new Uint8Array(32) }, keys: [] };
+    }
+  }
+  secret(name: string, minBytes: number): Uint8Array {
+    const raw = this.env[name]?.trim();
+    if (!raw) {
+      this.problems.push(`${name}: required (base64, at least ${minBytes} bytes)`);
+      return new Uint8Array(0);
+    }
+    const bytes = /^[A-Za-z0-9+/_-]+={0,2}$/.test(raw) ? new Uint8Array(Buffer.from(raw, "base64")) : null;
+    if (!bytes) {
+      this.problems.push(`${name}: not base64`);
+      return new Uint8Array(0);
+    }
+    if (bytes.length < minBytes) {
+      this.problems.push(`${name}: has ${bytes.length} bytes, at least ${minBytes} are required`);
+    }
+    return bytes;
+  }
+  url(name: string, fallback: string, schemes: RegExp): string {
+    const v = this.str(name, fallback);
+    try {
+      const u = new URL(v);
+      if (!schemes.test(u.protocol)) this.problems.push(`${name}: scheme ${u.protocol} is not allowed`);
+    } catch {
+      this.problems.push(`${name}: not a URL: ${JSON.stringify(v)}`);
+    }
+    return v;
+  }
+  done(): void {
+    if (this.problems.length > 0) throw new ConfigError(this.problems);
+  }
+}
+
+/** Builds the configuration from environment variables (docs/transceiver.md lists them). */
+export function loadConfig(
+  env: Env,
+  readFile: (path: string) => string = (p) => readFileSync(p, "utf8"),
+): TransceiverConfig {
+  const r = new EnvReader(env);
+  const clusterId = r.int("CLUSTER_ID", 1, 65535);
+  const transceiverId = r.int("TRANSCEIVER_ID", 1, 65535);
+  const topologyPath = r.str("TOPOLOGY_FILE");
+  let globalVip: HostPort = { host: "127.0.0.1", port: 3478, ipv6: false };
+  let clusterVip: HostPort | undefined;
+  if (topologyPath) {
+    try {
+      const topo = parseTopology(readFile(topologyPath), topologyPath);
+      const g = parseHostPort(topo.globalVip);
+      if (typeof g !== "string") globalVip = g;
+      const cluster = topo.clusters.find((c) => c.id === clusterId);
+      if (!cluster)
+        r.problems.push(`TOPOLOGY_FILE: ${topologyPath} has no cluster with id ${clusterId} (CLUSTER_ID)`);
+      else if (cluster.vip) {
+        const v = parseHostPort(cluster.vip);
+        if (typeof v !== "string") clusterVip = v;
+      }
+    } catch (e) {
+      r.problems.push(`TOPOLOGY_FILE: ${(e as Error).message}`);
+    }
+  }
+  const cfg: TransceiverConfig = {
+    clusterId,
+    transceiverId,
+    udp: r.hostPort("TRANSCEIVER_UDP", "127.0.0.1:0"),
+    udpAdvertise: r.optional("TRANSCEIVER_UDP_ADVERTISE"),
+    http: r.hostPort("TRANSCEIVER_HTTP", "127.0.0.1:0"),
+    httpAdvertise: r.optional("TRANSCEIVER_HTTP_ADVERTISE"),
+    backendUrl: r.url("BACKEND_URL", "ws://127.0.0.1:8090", /^wss?:$/),
+    globalVip,
+    clusterVip,
+    hintKeys: r.keyring("GR_HINT_KEYS", HINT_MAX_KEY_ID),
+    callIdKeys: r.keyring("GR_CALL_ID_KEYS", CALL_ID_MAX_KEY_ID),
+    clusterSecret: r.secret("GR_CLUSTER_SECRET", 32),
+    capacity: r.int("TRANSCEIVER_CAPACITY", 1, 100_000, 150),
+    maxSessionMs: r.int("MAX_SESSION_SECONDS", 1, 86_400, 3600) * 1000,
+    consentTimeoutMs: r.int("CONSENT_TIMEOUT_MS", 1000, 120_000, 30_000),
+    setupTimeoutMs: r.int("SETUP_TIMEOUT_MS", 1000, 300_000, 30_000),
+    drainDeadlineMs: r.int("DRAIN_DEADLINE_MS", 0, 86_400_000, 600_000),
+    statsIntervalMs: r.int("STATS_INTERVAL_MS", 1000, 600_000, 10_000),
+    backendQueueBytes: r.int("BACKEND_QUEUE_BYTES", 1024, 64 * 1024 * 1024, 64 * 1024),
+    backendConnectTimeoutMs: r.int("BACKEND_CONNECT_TIMEOUT_MS", 100, 60_000, 5000),
+    pathQuietMs: r.int("PATH_QUIET_MS", 100, 30_000, 1500),
+    redisUrl: r.optional("REDIS_URL"),
+    heartbeatIntervalMs: r.int("HEARTBEAT_INTERVAL_MS", 100, 60_000, 2000),
+    replayWindowMs: r.int("REPLAY_WINDOW_MS", 1000, 300_000, 30_000),
+  };
+  if (cfg.redisUrl !== undefined && !/^rediss?:\/\//.test(cfg.redisUrl)) {
+    r.problems.push("REDIS_URL: must start with redis:// or rediss://");
+  }
+  r.done();
+  return cfg;
+}
+
+/** Defaults for embedders and tests; secrets and ids must still be given. */
+export function configWithDefaults(
+  c: Pick<TransceiverConfig, "clusterId" | "transceiverId" | "hintKeys" | "callIdKeys" | "clusterSecret"> &
+    Partial<TransceiverConfig>,
+): TransceiverConfig {
+  return {
+    udp: { host: "127.0.0.1", port: 0, ipv6: false },
+    udpAdvertise: undefined,
+    http: { host: "127.0.0.1", port: 0, ipv6: false },
+    httpAdvertise: undefined,
+    backendUrl: "ws://127.0.0.1:8090",
+    globalVip: { host: "127.0.0.1", port: 3478, ipv6: false },
+    clusterVip: undefined,
+    capacity: 150,
+    maxSessionMs: 3_600_000,
+    consentTimeoutMs: 30_000,
+    setupTimeoutMs: 30_000,
+    drainDeadlineMs: 600_000,
+    statsIntervalMs: 10_000,
+    backendQueueBytes: 64 * 1024,
+    backendConnectTimeoutMs: 5000,
+    pathQuietMs: 1500,
+    redisUrl: undefined,
+    heartbeatIntervalMs: 2000,
+    replayWindowMs: 30_000,
+    ...c,
+  };
+}

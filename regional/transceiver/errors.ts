@@ -1,0 +1,67 @@
+// One error catalogue for the cluster signalling API. Every failure travels as an ApiError and is
+// rendered the same way: `{ error: { type, code, message } }` with the catalogue's status.
+
+export const ERRORS = {
+  // 400
+  body_malformed: { status: 400, type: "invalid_request_error" },
+  sdp_malformed: { status: 400, type: "invalid_request_error" },
+  sdpfrag_malformed: { status: 400, type: "invalid_request_error" },
+  call_id_malformed: { status: 400, type: "invalid_request_error" },
+  // 401
+  unauthorized: { status: 401, type: "authentication_error" },
+  // 404
+  not_found: { status: 404, type: "not_found_error" },
+  call_id_unknown: { status: 404, type: "not_found_error" },
+  call_ended: { status: 404, type: "not_found_error" },
+  // 405
+  method_not_allowed: { status: 405, type: "invalid_request_error" },
+  // 409
+  duplicate_offer: { status: 409, type: "conflict_error" },
+  // 412 / 428
+  etag_mismatch: { status: 412, type: "precondition_error" },
+  if_match_required: { status: 428, type: "precondition_error" },
+  // 413
+  body_too_large: { status: 413, type: "invalid_request_error" },
+  sdp_too_large: { status: 413, type: "invalid_request_error" },
+  // 415
+  unsupported_media_type: { status: 415, type: "invalid_request_error" },
+  // 421
+  wrong_transceiver: { status: 421, type: "routing_error" },
+  // 422
+  no_audio: { status: 422, type: "invalid_request_error" },
+  no_acceptable_codec: { status: 422, type: "invalid_request_error" },
+  bundle_required: { status: 422, type: "invalid_request_error" },
+  rtcp_mux_required: { status: 422, type: "invalid_request_error" },
+  offer_rejected: { status: 422, type: "invalid_request_error" },
+  unsupported_patch: { status: 422, type: "invalid_request_error" },
+  // 500 / 503
+  internal: { status: 500, type: "server_error" },
+  at_capacity: { status: 503, type: "unavailable_error" },
+  draining: { status: 503, type: "unavailable_error" },
+  no_transceiver: { status: 503, type: "unavailable_error" },
+} as const satisfies Record<string, { status: number; type: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class ApiError extends Error {
+  override readonly name = "ApiError";
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly type: string;
+  /** Seconds, for 503. */
+  readonly retryAfter: number | undefined;
+  constructor(code: ErrorCode, message: string, retryAfter?: number) {
+    super(message);
+    this.code = code;
+    this.status = ERRORS[code].status;
+    this.type = ERRORS[code].type;
+    this.retryAfter = retryAfter;
+  }
+  toJSON(): { error: { type: string; code: string; message: string } } {
+    return { error: { type: this.type, code: this.code, message: this.message } };
+  }
+}
+
+export function isApiError(e: unknown): e is ApiError {
+  return e instanceof ApiError;
+}

@@ -1,0 +1,52 @@
+// Transceiver process: `npx node regional/transceiver/main.ts`. Configuration from the
+// environment (docs/transceiver.md): CLUSTER_ID, TRANSCEIVER_ID, TRANSCEIVER_UDP, TRANSCEIVER_HTTP,
+// BACKEND_URL, TOPOLOGY_FILE, GR_HINT_KEYS, GR_CALL_ID_KEYS, GR_CLUSTER_SECRET, TRANSCEIVER_CAPACITY,
+// REDIS_URL (optional) and the tuning variables. SIGTERM drains, SIGINT stops.
+import { createLogger } from "../common/log.ts";
+import { ConfigError, loadConfig } from "./config.ts";
+import { type MembershipStore, MemoryMembership, RedisMembership } from "./membership.ts";
+import { startTransceiver } from "./transceiver.ts";
+
+const log = createLogger({
+  svc: "transceiver",
+  cluster: process.env.CLUSTER_ID,
+  transceiver: process.env.TRANSCEIVER_ID,
+});
+let config: ReturnType<typeof loadConfig>;
+try {
+  config = loadConfig(process.env);
+} catch (e) {
+  if (e instanceof ConfigError) {
+    log.error("invalid configuration", { problems: e.problems });
+    process.exit(2);
+  }
+  throw e;
+}
+const membership: MembershipStore = config.redisUrl
+  ? new RedisMembership(config.redisUrl)
+  : new MemoryMembership();
+const t = await startTransceiver(config, { log, membership });
+process.stdout.write(
+  `${JSON.stringify({
+    msg: "ready",
+    svc: "transceiver",
+    clusterId: config.clusterId,
+    transceiverId: config.transceiverId,
+    udp: t.backbone,
+    http: t.httpUrl,
+    backend: config.backendUrl,
+    membership: config.redisUrl ? "redis" : "memory",
+  })}\n`,
+);
+let stopping = false;
+const exit = async (how: "drain" | "stop"): Promise<void> => {
+  if (stopping && how === "drain") return;
+  stopping = true;
+  log.info(how === "drain" ? "SIGTERM: draining" : "SIGINT: stopping", { sessions: t.sessions.size });
+  if (how === "drain") await t.drain();
+  else await t.stop();
+  await membership.close();
+  process.exit(0);
+};
+process.on("SIGTERM", () => void exit("drain"));
+process.on("SIGINT", () => void exit("stop"));

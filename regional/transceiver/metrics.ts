@@ -1,0 +1,169 @@
+// Transceiver metrics (names and labels from the system contract). Labels stay bounded: cluster,
+// region (client continent as the edge saw it, or "unknown"), reason, stage, direction. Handles
+// are bound once and cached, so counting on the hot path allocates nothing.
+
+import { CONTINENTS } from "../../shared/topology/schema.ts";
+import {
+  type CounterHandle,
+  type GaugeHandle,
+  type HistogramHandle,
+  LATENCY_BUCKETS,
+  type Metric,
+  Registry,
+} from "../common/metrics.ts";
+
+export const SETUP_STAGES = [
+  "offer_to_answer",
+  "answer_to_ice_connected",
+  "answer_to_dtls_connected",
+  "answer_to_first_audio",
+] as const;
+export type SetupStage = (typeof SETUP_STAGES)[number];
+
+/** Transceiver drop reasons (gr_transceiver_drops_total). */
+export const DROP_REASONS = [
+  "bad-frame",
+  "unexpected-frame",
+  "wrong-transceiver",
+  "bad-stun",
+  "bad-username",
+  "unknown-ufrag",
+  "bad-integrity",
+  "unknown-address",
+  "not-rtp",
+  "no-route",
+] as const;
+export type DropReason = (typeof DROP_REASONS)[number];
+
+const RATIO_BUCKETS = [0, 0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1] as const;
+const JITTER_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.25, 0.5, 1] as const;
+
+export type Region = string;
+
+/** Maps whatever the edge sent to a bounded label value. */
+export function regionLabel(continent: unknown): Region {
+  return typeof continent === "string" && (CONTINENTS as readonly string[]).includes(continent)
+    ? continent
+    : "unknown";
+}
+
+export interface RegionHandles {
+  created: CounterHandle;
+  setup: Record<SetupStage, HistogramHandle>;
+  iceRtt: HistogramHandle;
+  rtcpRtt: HistogramHandle;
+  jitter: HistogramHandle;
+  loss: HistogramHandle;
+}
+
+export class TransceiverMetrics {
+  readonly registry: Registry;
+  readonly cluster: string;
+  readonly sessionsActive: GaugeHandle;
+  readonly #created: Metric<CounterHandle>;
+  readonly #failed: Metric<CounterHandle>;
+  readonly #ended: Metric<CounterHandle>;
+  readonly #setup: Metric<HistogramHandle>;
+  readonly #iceRtt: Metric<HistogramHandle>;
+  readonly #rtcpRtt: Metric<HistogramHandle>;
+  readonly #jitter: Metric<HistogramHandle>;
+  readonly #loss: Metric<HistogramHandle>;
+  readonly #backendErrors: Metric<CounterHandle>;
+  readonly #regions = new Map<string, RegionHandles>();
+  readonly drops: Record<DropReason, CounterHandle>;
+  readonly backendDroppedToBackend: CounterHandle;
+  readonly backendDroppedToClient: CounterHandle;
+  readonly #counters = new Map<string, CounterHandle>();
+
+  constructor(clusterId: number, registry = new Registry()) {
+    this.registry = registry;
+    this.cluster = String(clusterId);
+    const r = registry;
+    const cluster = this.cluster;
+    this.sessionsActive = r
+      .gauge("gr_sessions_active", "Sessions currently held", ["cluster"])
+      .with({ cluster });
+    this.#created = r.counter("gr_sessions_created_total", "Sessions answered", ["cluster", "region"]);
+    this.#failed = r.counter("gr_sessions_failed_total", "Session creations refused or failed", [
+      "cluster",
+      "reason",
+    ]);
+    this.#ended = r.counter("gr_sessions_ended_total", "Sessions ended", ["cluster", "reason"]);
+    this.#setup = r.histogram("gr_setup_seconds", "Session setup timings", ["cluster", "region", "stage"]);
+    this.#iceRtt = r.histogram("gr_ice_rtt_seconds", "ICE consent round-trip time", ["cluster", "region"]);
+    this.#rtcpRtt = r.histogram("gr_rtcp_rtt_seconds", "RTCP round-trip time", ["cluster", "region"]);
+    this.#jitter = r.histogram(
+      "gr_jitter_seconds",
+      "Inbound audio jitter (RFC 3550)",
+      ["cluster", "region"],
+      JITTER_BUCKETS,
+    );
+    this.#loss = r.histogram(
+      "gr_packet_loss_ratio",
+      "Inbound audio packet loss ratio per sample",
+      ["cluster", "region"],
+      RATIO_BUCKETS,
+    );
+    this.#backendErrors = r.counter("gr_backend_errors_total", "Backend bridge errors", [
+      "cluster",
+      "reason",
+    ]);
+    const dropped = r.counter("gr_backend_dropped_frames_total", "Frames dropped by the backend bridge", [
+      "cluster",
+      "direction",
+    ]);
+    this.backendDroppedToBackend = dropped.with({ cluster, direction: "to_backend" });
+    this.backendDroppedToClient = dropped.with({ cluster, direction: "to_client" });
+    const drops = r.counter("gr_transceiver_drops_total", "Datagrams dropped by the transceiver", [
+      "cluster",
+      "reason",
+    ]);
+    this.drops = Object.fromEntries(
+      DROP_REASONS.map((reason) => [reason, drops.with({ cluster, reason })]),
+    ) as Record<DropReason, CounterHandle>;
+  }
+
+  region(region: Region): RegionHandles {
+    let h = this.#regions.get(region);
+    if (!h) {
+      const cluster = this.cluster;
+      h = {
+        created: this.#created.with({ cluster, region }),
+        setup: Object.fromEntries(
+          SETUP_STAGES.map((stage) => [stage, this.#setup.with({ cluster, region, stage })]),
+        ) as Record<SetupStage, HistogramHandle>,
+        iceRtt: this.#iceRtt.with({ cluster, region }),
+        rtcpRtt: this.#rtcpRtt.with({ cluster, region }),
+        jitter: this.#jitter.with({ cluster, region }),
+        loss: this.#loss.with({ cluster, region }),
+      };
+      this.#regions.set(region, h);
+    }
+    return h;
+  }
+
+  #counter(metric: Metric<CounterHandle>, key: string, labels: Record<string, string>): CounterHandle {
+    let c = this.#counters.get(key);
+    if (!c) {
+      c = metric.with(labels);
+      this.#counters.set(key, c);
+    }
+    return c;
+  }
+
+  failed(reason: string): void {
+    this.#counter(this.#failed, `f:${reason}`, { cluster: this.cluster, reason }).inc();
+  }
+  ended(reason: string): void {
+    this.#counter(this.#ended, `e:${reason}`, { cluster: this.cluster, reason }).inc();
+  }
+  backendError(reason: string): void {
+    this.#counter(this.#backendErrors, `b:${reason}`, { cluster: this.cluster, reason }).inc();
+  }
+
+  render(): string {
+    return this.registry.render();
+  }
+}
+
+export { LATENCY_BUCKETS };

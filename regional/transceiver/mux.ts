@@ -1,0 +1,221 @@
+// Demultiplexes backbone frames to sessions. A STUN Binding request is routed by the server ufrag
+// (USERNAME before ':') and must carry a valid MESSAGE-INTEGRITY under that session's ice-pwd;
+// only then is its client address (from the frame header) bound to the session. Everything else
+// is routed by client address alone. Replies leave through the relay the client's last datagram
+// came from, with the frame header fields echoed. No sockets here: the socket shell passes
+// datagrams in and a send function out, so this runs under tests without the network.
+import { formatClientIp, readIpv4 } from "../../shared/backbone/address.ts";
+import {
+  encodeFrameHeader,
+  FRAME_HEADER_BYTES,
+  type FrameHeader,
+  FrameType,
+  newFrameHeader,
+} from "../../shared/backbone/frame.ts";
+import { classifyDatagram, DatagramKind } from "../../shared/stun/classify.ts";
+import { type HmacSha1, verifyMessageIntegrity } from "../../shared/stun/integrity.ts";
+import {
+  isBindingRequest,
+  newStunView,
+  readStun,
+  StunClass,
+  type StunView,
+} from "../../shared/stun/reader.ts";
+import type { DropReason } from "./metrics.ts";
+import type { Address } from "./werift-glue.ts";
+
+/** A coarse clock the owner advances (milliseconds); reading it costs nothing. */
+export interface CoarseClock {
+  now: number;
+}
+
+/** One client address as seen through one relay. */
+export class ClientPath {
+  readonly key: number | string;
+  readonly ip: string;
+  readonly port: number;
+  readonly ipv6: boolean;
+  /** The tuple werift sees as the remote address. */
+  readonly addr: Address;
+  relayHost = "";
+  relayPort = 0;
+  popId = 0;
+  /** Frame header for datagrams to this client (type data, fields echoed). */
+  readonly header = Buffer.alloc(FRAME_HEADER_BYTES);
+  lastSeen = 0;
+  session: MuxSession | undefined;
+
+  constructor(key: number | string, h: FrameHeader) {
+    this.key = key;
+    this.ipv6 = h.clientIpv6;
+    this.ip = formatClientIp(h.clientIp, h.clientIpv6);
+    this.port = h.clientPort;
+    this.addr = [this.ip, this.port];
+  }
+
+  /** Points the path at the relay a frame came from (first frame, or relay failover). */
+  setRelay(h: FrameHeader, host: string, port: number): void {
+    this.relayHost = host;
+    this.relayPort = port;
+    this.popId = h.popId;
+    const saved = h.type;
+    h.type = FrameType.data;
+    encodeFrameHeader(this.header, 0, h);
+    h.type = saved;
+  }
+
+  get address(): string {
+    return this.ipv6 ? `[${this.ip}]:${this.port}` : `${this.ip}:${this.port}`;
+  }
+}
+
+/** What the mux needs from a session. */
+export interface MuxSession {
+  /** An authenticated Binding request from `path`. */
+  onCheck(payload: Buffer, path: ClientPath, useCandidate: boolean): void;
+  /** Any other datagram from a path bound to this session. */
+  onDatagram(payload: Buffer, path: ClientPath, kind: DatagramKind, view: StunView | null): void;
+  /** The path was taken by another session (its address now belongs to someone else). */
+  onPathLost(path: ClientPath): void;
+}
+
+export type SendFrame = (header: Buffer, payload: Uint8Array, port: number, host: string) => void;
+
+export interface MuxCounters {
+  drop(reason: DropReason): void;
+}
+
+export class Mux {
+  readonly #byUfrag = new Map<string, { session: MuxSession; pwd: Uint8Array }>();
+  readonly #paths = new Map<number | string, ClientPath>();
+  readonly #view = newStunView();
+  readonly #send: SendFrame;
+  readonly #hmac: HmacSha1;
+  readonly #counters: MuxCounters;
+  readonly clock: CoarseClock;
+
+  constructor(send: SendFrame, hmac: HmacSha1, counters: MuxCounters, clock: CoarseClock) {
+    this.#send = send;
+    this.#hmac = hmac;
+    this.#counters = counters;
+    this.clock = clock;
+  }
+
+  get ufragCount(): number {
+    return this.#byUfrag.size;
+  }
+  get pathCount(): number {
+    return this.#paths.size;
+  }
+
+  /** Routes checks for `ufrag` to `s`, authenticated with `pwd` (the server ice-pwd as bytes). */
+  addUfrag(ufrag: string, pwd: Uint8Array, s: MuxSession): void {
+    this.#byUfrag.set(ufrag, { session: s, pwd });
+  }
+  removeUfrag(ufrag: string, s: MuxSession): void {
+    if (this.#byUfrag.get(ufrag)?.session === s) this.#byUfrag.delete(ufrag);
+  }
+  removePath(path: ClientPath): void {
+    if (this.#paths.get(path.key) === path) this.#paths.delete(path.key);
+    path.session = undefined;
+  }
+
+  /** Handles the payload of a decoded data frame that came from relay host:port. */
+  handle(payload: Buffer, h: FrameHeader, relayHost: string, relayPort: number): void {
+    const len = payload.length;
+    const key: number | string = h.clientIpv6
+      ? `${formatClientIp(h.clientIp, true)}|${h.clientPort}`
+      : readIpv4(h.clientIp) * 65536 + h.clientPort;
+    const kind = classifyDatagram(payload, len);
+    if (kind === DatagramKind.stun) {
+      const view = this.#view;
+      if (readStun(payload, len, view) !== "ok") {
+        this.#counters.drop("bad-stun");
+        return;
+      }
+      if (isBindingRequest(view)) {
+        this.#check(payload, view, key, h, relayHost, relayPort);
+        return;
+      }
+      const path = this.#paths.get(key);
+      if (path === undefined || path.session === undefined) {
+        this.#counters.drop("unknown-address");
+        return;
+      }
+      this.#touch(path, h, relayHost, relayPort);
+      path.session.onDatagram(payload, path, kind, view);
+      return;
+    }
+    const path = this.#paths.get(key);
+    if (path === undefined || path.session === undefined) {
+      this.#counters.drop("unknown-address");
+      return;
+    }
+    this.#touch(path, h, relayHost, relayPort);
+    path.session.onDatagram(payload, path, kind, null);
+  }
+
+  #touch(path: ClientPath, h: FrameHeader, relayHost: string, relayPort: number): void {
+    path.lastSeen = this.clock.now;
+    if (path.relayPort !== relayPort || path.popId !== h.popId || path.relayHost !== relayHost) {
+      path.setRelay(h, relayHost, relayPort);
+    }
+  }
+
+  #check(
+    payload: Buffer,
+    view: StunView,
+    key: number | string,
+    h: FrameHeader,
+    relayHost: string,
+    relayPort: number,
+  ): void {
+    if (view.usernameOffset < 0 || view.colonOffset < 0) {
+      this.#counters.drop("bad-username");
+      return;
+    }
+    const ufrag = payload.toString("latin1", view.usernameOffset, view.colonOffset);
+    const entry = this.#byUfrag.get(ufrag);
+    if (entry === undefined) {
+      this.#counters.drop("unknown-ufrag");
+      return;
+    }
+    const session = entry.session;
+    if (!verifyMessageIntegrity(payload, view, entry.pwd, this.#hmac)) {
+      this.#counters.drop("bad-integrity");
+      return;
+    }
+    let path = this.#paths.get(key);
+    if (path === undefined) {
+      path = new ClientPath(key, h);
+      this.#paths.set(key, path);
+      path.setRelay(h, relayHost, relayPort);
+    }
+    if (path.session !== session) {
+      const previous = path.session;
+      path.session = session;
+      previous?.onPathLost(path);
+    }
+    this.#touch(path, h, relayHost, relayPort);
+    session.onCheck(payload, path, view.useCandidate);
+  }
+
+  /** Sends a client datagram along a path. */
+  send(path: ClientPath, data: Uint8Array): void {
+    this.#send(path.header, data, path.relayPort, path.relayHost);
+  }
+
+  /** Tells the relays along `path` that the flow is over. */
+  sendFlowClose(path: ClientPath, reason: number): void {
+    const header = Buffer.from(path.header);
+    header[1] = (header[1]! & 0xf0) | FrameType.flowClose;
+    this.#send(header, Uint8Array.of(reason), path.relayPort, path.relayHost);
+  }
+}
+
+/** True for a STUN success response (RFC 8489 class 0b10). */
+export function isSuccessResponse(view: StunView): boolean {
+  return view.messageClass === StunClass.success;
+}
+
+export { newFrameHeader };

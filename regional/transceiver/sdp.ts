@@ -1,0 +1,361 @@
+// SDP checks and edits around werift (pure, no werift import). An offer is inspected before
+// werift sees it: size, syntax, an audio m-line, an acceptable codec, BUNDLE, ICE credentials.
+// mDNS candidates and a=end-of-candidates are stripped (werift would open a multicast socket per
+// .local host, and end-of-candidates with no pairable candidate fails connect() at once).
+// Every rejection names the exact problem; nothing here throws on input.
+
+export const MAX_SDP_BYTES = 64 * 1024;
+
+export type OfferProblem =
+  | "sdp_malformed"
+  | "sdp_too_large"
+  | "no_audio"
+  | "no_acceptable_codec"
+  | "bundle_required"
+  | "rtcp_mux_required";
+
+export interface OfferCodec {
+  payloadType: number;
+  name: string;
+  clockRate: number;
+  channels: number;
+  fmtp: string;
+}
+
+export interface OfferInfo {
+  ok: true;
+  /** The offer as werift should see it. */
+  sdp: string;
+  iceUfrag: string;
+  icePwd: string;
+  audioMid: string | undefined;
+  audioCodecs: OfferCodec[];
+  /** Opus offered with useinbandfec=1. */
+  opusFec: boolean;
+  hasOpus: boolean;
+  hasPcmu: boolean;
+  hasDataChannel: boolean;
+  mdnsCandidatesStripped: number;
+}
+
+export type OfferResult = OfferInfo | { ok: false; code: OfferProblem; message: string };
+
+const ICE_CHARS = /^[A-Za-z0-9+/]+$/;
+
+export function utf8Length(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
+interface Section {
+  kind: string;
+  port: number;
+  proto: string;
+  formats: string[];
+  lineNo: number;
+  attrs: string[];
+}
+
+function fail(code: OfferProblem, message: string): OfferResult {
+  return { ok: false, code, message };
+}
+
+function attrValue(attrs: readonly string[], name: string): string | undefined {
+  const prefix = `${name}:`;
+  for (const a of attrs) if (a.startsWith(prefix)) return a.slice(prefix.length).trim();
+  return undefined;
+}
+
+function isMdnsCandidate(attr: string): boolean {
+  // candidate:<foundation> <component> <transport> <priority> <address> <port> typ <type> ...
+  const parts = attr.slice("candidate:".length).trim().split(/\s+/);
+  const address = parts[4];
+  return address?.toLowerCase().endsWith(".local") === true;
+}
+
+/** Inspects and sanitises an SDP offer. */
+export function inspectOffer(sdp: string): OfferResult {
+  if (typeof sdp !== "string" || sdp.length === 0) return fail("sdp_malformed", "sdp is empty");
+  const bytes = utf8Length(sdp);
+  if (bytes > MAX_SDP_BYTES) {
+    return fail("sdp_too_large", `sdp has ${bytes} bytes, the limit is ${MAX_SDP_BYTES}`);
+  }
+  const lines = sdp.split(/\r?\n/);
+  while (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
+  if (lines[0] !== "v=0") return fail("sdp_malformed", 'line 1: an SDP must start with "v=0"');
+  const session: string[] = [];
+  const sections: Section[] = [];
+  const out: string[] = [];
+  let mdns = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (!/^[a-z]=/.test(line)) {
+      return fail(
+        "sdp_malformed",
+        `line ${i + 1}: expected "<letter>=<value>", got ${JSON.stringify(line.slice(0, 40))}`,
+      );
+    }
+    if (line.startsWith("m=")) {
+      const m = /^m=(\S+) (\d+)(?:\/\d+)? (\S+)((?: \S+)*)$/.exec(line);
+      if (!m) return fail("sdp_malformed", `line ${i + 1}: malformed m-line`);
+      sections.push({
+        kind: m[1]!,
+        port: Number(m[2]),
+        proto: m[3]!,
+        formats: m[4]!.trim() === "" ? [] : m[4]!.trim().split(" "),
+        lineNo: i + 1,
+        attrs: [],
+      });
+      out.push(line);
+      continue;
+    }
+    if (line.startsWith("a=")) {
+      const attr = line.slice(2);
+      if (attr === "end-of-candidates") continue;
+      if (attr.startsWith("candidate:") && isMdnsCandidate(attr)) {
+        mdns++;
+        continue;
+      }
+      const cur = sections[sections.length - 1];
+      if (cur) cur.attrs.push(attr);
+      else session.push(attr);
+    }
+    out.push(line);
+  }
+  if (sections.length === 0) return fail("no_audio", "the offer has no m-line");
+  const audio = sections.find((s) => s.kind === "audio" && s.port !== 0);
+  if (!audio) return fail("no_audio", "the offer has no active m=audio section");
+
+  const ufragOf = (s: Section): string | undefined =>
+    attrValue(s.attrs, "ice-ufrag") ?? attrValue(session, "ice-ufrag");
+  const pwdOf = (s: Section): string | undefined =>
+    attrValue(s.attrs, "ice-pwd") ?? attrValue(session, "ice-pwd");
+  const active = sections.filter((s) => s.port !== 0);
+  for (const s of active) {
+    const u = ufragOf(s);
+    const p = pwdOf(s);
+    if (u === undefined) return fail("sdp_malformed", `m=${s.kind} (line ${s.lineNo}) has no a=ice-ufrag`);
+    if (p === undefined) return fail("sdp_malformed", `m=${s.kind} (line ${s.lineNo}) has no a=ice-pwd`);
+    if (u.length < 4 || u.length > 256 || !ICE_CHARS.test(u)) {
+      return fail("sdp_malformed", `m=${s.kind} (line ${s.lineNo}): a=ice-ufrag must be 4-256 ice-chars`);
+    }
+    if (p.length < 22 || p.length > 256 || !ICE_CHARS.test(p)) {
+      return fail("sdp_malformed", `m=${s.kind} (line ${s.lineNo}): a=ice-pwd must be 22-256 ice-chars`);
+    }
+    if (attrValue(s.attrs, "fingerprint") === undefined && attrValue(session, "fingerprint") === undefined) {
+      return fail("sdp_malformed", `m=${s.kind} (line ${s.lineNo}) has no a=fingerprint (DTLS is required)`);
+    }
+  }
+  if (!audio.proto.includes("RTP/SAVPF") && !audio.proto.includes("RTP/SAVP")) {
+    return fail("sdp_malformed", `m=audio (line ${audio.lineNo}): transport ${audio.proto} is not DTLS-SRTP`);
+  }
+  if (!audio.attrs.includes("rtcp-mux")) {
+    return fail("rtcp_mux_required", `m=audio (line ${audio.lineNo}) must carry a=rtcp-mux`);
+  }
+  if (active.length > 1) {
+    const mids = active.map((s) => attrValue(s.attrs, "mid"));
+    const groups = session
+      .filter((a) => a.startsWith("group:BUNDLE"))
+      .map((a) => a.slice("group:BUNDLE".length).trim().split(/\s+/));
+    const ok = groups.some((g) => mids.every((mid) => mid !== undefined && g.includes(mid)));
+    if (!ok) {
+      return fail("bundle_required", "every active m-line must be in one a=group:BUNDLE (one transport)");
+    }
+  }
+
+  const codecs: OfferCodec[] = [];
+  for (const f of audio.formats) {
+    const pt = Number(f);
+    if (!Number.isInteger(pt) || pt < 0 || pt > 127) {
+      return fail("sdp_malformed", `m=audio (line ${audio.lineNo}): payload type ${JSON.stringify(f)}`);
+    }
+    const rtpmap = audio.attrs.find((a) => a.startsWith(`rtpmap:${pt} `));
+    const fmtp = audio.attrs.find((a) => a.startsWith(`fmtp:${pt} `));
+    let name = "";
+    let clockRate = 0;
+    let channels = 1;
+    if (rtpmap) {
+      const m = /^rtpmap:\d+ ([^/\s]+)\/(\d+)(?:\/(\d+))?$/.exec(rtpmap.trim());
+      if (!m) return fail("sdp_malformed", `m=audio: malformed a=${rtpmap.slice(0, 60)}`);
+      name = m[1]!;
+      clockRate = Number(m[2]);
+      channels = m[3] ? Number(m[3]) : 1;
+    } else if (pt === 0) {
+      name = "PCMU";
+      clockRate = 8000;
+    }
+    codecs.push({
+      payloadType: pt,
+      name,
+      clockRate,
+      channels,
+      fmtp: fmtp ? fmtp.slice(fmtp.indexOf(" ") + 1) : "",
+    });
+  }
+  const opus = codecs.find(
+    (c) => c.name.toLowerCase() === "opus" && c.clockRate === 48000 && c.channels === 2,
+  );
+  const pcmu = codecs.find((c) => c.name.toLowerCase() === "pcmu" && c.clockRate === 8000);
+  if (!opus && !pcmu) {
+    const offered = codecs
+      .map((c) => (c.name ? `${c.name}/${c.clockRate}` : `pt ${c.payloadType}`))
+      .join(", ");
+    return fail(
+      "no_acceptable_codec",
+      `no acceptable audio codec (need opus/48000/2 or PCMU/8000), offered: ${offered || "none"}`,
+    );
+  }
+  const opusFec = opus !== undefined && /(^|;)\s*useinbandfec=1\b/.test(opus.fmtp);
+  return {
+    ok: true,
+    sdp: `${out.join("\r\n")}\r\n`,
+    iceUfrag: ufragOf(audio)!,
+    icePwd: pwdOf(audio)!,
+    audioMid: attrValue(audio.attrs, "mid"),
+    audioCodecs: codecs,
+    opusFec,
+    hasOpus: opus !== undefined,
+    hasPcmu: pcmu !== undefined,
+    hasDataChannel: active.some((s) => s.kind === "application"),
+    mdnsCandidatesStripped: mdns,
+  };
+}
+
+export interface AnswerEdits {
+  /** Mirror the offer: keep useinbandfec=1 only when the offer asked for it. */
+  opusFec: boolean;
+  /** A lower-priority second candidate (the cluster's own VIP). */
+  secondCandidate?: { host: string; port: number };
+}
+
+/** RFC 8445 priority of a host candidate with the given local preference, component 1. */
+export function hostPriority(localPreference: number): number {
+  return 126 * 2 ** 24 + localPreference * 2 ** 8 + 255;
+}
+
+/** Adjusts werift's answer: Opus FEC parameter and an optional second candidate. */
+export function finishAnswer(sdp: string, e: AnswerEdits): string {
+  const lines = sdp.split(/\r?\n/);
+  while (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
+  const opusPts = new Set<string>();
+  for (const l of lines) {
+    const m = /^a=rtpmap:(\d+) opus\/48000/i.exec(l);
+    if (m) opusPts.add(m[1]!);
+  }
+  const out: string[] = [];
+  for (const l of lines) {
+    const fm = /^a=fmtp:(\d+) (.*)$/.exec(l);
+    if (fm && opusPts.has(fm[1]!)) {
+      const params = fm[2]!
+        .split(";")
+        .map((p) => p.trim())
+        .filter((p) => p !== "" && !/^useinbandfec=/i.test(p));
+      if (e.opusFec) params.push("useinbandfec=1");
+      if (params.length > 0) out.push(`a=fmtp:${fm[1]} ${params.join(";")}`);
+      continue;
+    }
+    out.push(l);
+    if (e.secondCandidate && l.startsWith("a=candidate:")) {
+      const parts = l.slice("a=candidate:".length).split(" ");
+      const ufragAt = parts.indexOf("ufrag");
+      const ufrag = ufragAt >= 0 ? ` ufrag ${parts[ufragAt + 1]}` : "";
+      const { host, port } = e.secondCandidate;
+      out.push(`a=candidate:gr2 1 udp ${hostPriority(32768)} ${host} ${port} typ host generation 0${ufrag}`);
+    }
+  }
+  return `${out.join("\r\n")}\r\n`;
+}
+
+/** Puts new remote ICE credentials into an offer (ICE restart through PATCH). */
+export function replaceIceCredentials(sdp: string, ufrag: string, pwd: string): string {
+  return sdp
+    .split(/\r?\n/)
+    .filter((l) => !l.startsWith("a=candidate:") && l !== "a=end-of-candidates")
+    .map((l) =>
+      l.startsWith("a=ice-ufrag:")
+        ? `a=ice-ufrag:${ufrag}`
+        : l.startsWith("a=ice-pwd:")
+          ? `a=ice-pwd:${pwd}`
+          : l,
+    )
+    .join("\r\n");
+}
+
+export interface SdpFrag {
+  ufrag: string | undefined;
+  pwd: string | undefined;
+  candidates: string[];
+  endOfCandidates: boolean;
+}
+
+export type SdpFragResult = ({ ok: true } & SdpFrag) | { ok: false; message: string };
+
+/** Parses an application/trickle-ice-sdpfrag body (RFC 8840). */
+export function parseSdpFrag(text: string): SdpFragResult {
+  const frag: SdpFrag = { ufrag: undefined, pwd: undefined, candidates: [], endOfCandidates: false };
+  const lines = text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i]!;
+    if (l === "") continue;
+    if (!/^[a-z]=/.test(l)) return { ok: false, message: `line ${i + 1}: expected "<letter>=<value>"` };
+    if (l.startsWith("a=ice-ufrag:")) {
+      const v = l.slice(12).trim();
+      if (frag.ufrag !== undefined && frag.ufrag !== v)
+        return { ok: false, message: "two different a=ice-ufrag" };
+      if (v.length < 4 || v.length > 256 || !ICE_CHARS.test(v))
+        return { ok: false, message: "a=ice-ufrag must be 4-256 ice-chars" };
+      frag.ufrag = v;
+    } else if (l.startsWith("a=ice-pwd:")) {
+      const v = l.slice(10).trim();
+      if (frag.pwd !== undefined && frag.pwd !== v) return { ok: false, message: "two different a=ice-pwd" };
+      if (v.length < 22 || v.length > 256 || !ICE_CHARS.test(v))
+        return { ok: false, message: "a=ice-pwd must be 22-256 ice-chars" };
+      frag.pwd = v;
+    } else if (l.startsWith("a=candidate:")) {
+      if (!isMdnsCandidate(l.slice(2))) frag.candidates.push(l.slice(2));
+    } else if (l === "a=end-of-candidates") {
+      frag.endOfCandidates = true;
+    }
+  }
+  return { ok: true, ...frag };
+}
+
+/**
+ * The sdpfrag answering an ICE restart (RFC 9725 §4.3.2), taken from the new local answer: the
+ * BUNDLE group, then the first m-line with its mid, new credentials and candidates.
+ */
+export function restartAnswerFrag(answerSdp: string): string {
+  const lines = answerSdp.split(/\r?\n/);
+  const out: string[] = ["a=ice-options:trickle"];
+  const group = lines.find((l) => l.startsWith("a=group:BUNDLE"));
+  if (group) out.push(group);
+  const first = lines.findIndex((l) => l.startsWith("m="));
+  if (first < 0) return `${out.join("\r\n")}\r\n`;
+  let end = lines.findIndex((l, i) => i > first && l.startsWith("m="));
+  if (end < 0) end = lines.length;
+  out.push(lines[first]!);
+  const section = lines.slice(first + 1, end);
+  for (const prefix of ["a=mid:", "a=ice-ufrag:", "a=ice-pwd:"]) {
+    const l = section.find((x) => x.startsWith(prefix));
+    if (l) out.push(l);
+  }
+  for (const l of section) if (l.startsWith("a=candidate:")) out.push(l);
+  out.push("a=end-of-candidates");
+  return `${out.join("\r\n")}\r\n`;
+}
+
+/** ICE credentials of a local description (the first m-section that has them). */
+export function localIceCredentials(sdp: string): { ufrag: string; pwd: string } | undefined {
+  const u = /^a=ice-ufrag:(\S+)/m.exec(sdp);
+  const p = /^a=ice-pwd:(\S+)/m.exec(sdp);
+  return u && p ? { ufrag: u[1]!, pwd: p[1]! } : undefined;
+}

@@ -1,0 +1,705 @@
+// One call: a werift peer connection on the shared socket, its client paths, timers and the
+// backend bridge. Created from a checked offer; ended exactly once (idempotent `end`), which
+// closes the peer connection, tells the relays (flowClose) and the backend (session.ended).
+import { randomBytes } from "node:crypto";
+import {
+  type RTCDataChannel,
+  RTCPeerConnection,
+  type RTCRtpTransceiver,
+  RtpHeader,
+  RtpPacket,
+  useOPUS,
+  usePCMU,
+} from "werift";
+import { FlowCloseReason } from "../../shared/backbone/frame.ts";
+import type { MacSync } from "../../shared/hint/codec.ts";
+import { mintHint } from "../../shared/hint/codec.ts";
+import type { DatagramKind } from "../../shared/stun/classify.ts";
+import type { HmacSha1 } from "../../shared/stun/integrity.ts";
+import { verifyMessageIntegrity } from "../../shared/stun/integrity.ts";
+import type { StunView } from "../../shared/stun/reader.ts";
+import type { HostPort } from "../../shared/topology/address.ts";
+import type { Logger } from "../common/log.ts";
+import {
+  AUDIO_CODEC_NAMES,
+  AudioFlags,
+  type AudioFrameHeader,
+  BridgeEvent,
+  ClientNotice,
+  codecOfMime,
+  newAudioFrameHeader,
+} from "./backend-protocol.ts";
+import { BackendBridge, type BridgeErrorReason } from "./bridge.ts";
+import type { TransceiverConfig } from "./config.ts";
+import { ApiError } from "./errors.ts";
+import type { RegionHandles, TransceiverMetrics } from "./metrics.ts";
+import { type ClientPath, isSuccessResponse, type Mux, type MuxSession } from "./mux.ts";
+import { finishAnswer, type OfferInfo, replaceIceCredentials, restartAnswerFrag } from "./sdp.ts";
+import { type Address, attachSharedSocket, type IceAttachment, iceTransportCount } from "./werift-glue.ts";
+
+export type EndReason =
+  | "hangup"
+  | "consent_lost"
+  | "max_duration"
+  | "setup_timeout"
+  | "ice_failed"
+  | "dtls_failed"
+  | "client_closed"
+  | "backend_closed"
+  | "backend_unavailable"
+  | "drain"
+  | "shutdown"
+  | "error";
+
+const FLOW_CLOSE: Record<EndReason, number> = {
+  hangup: FlowCloseReason.hangup,
+  consent_lost: FlowCloseReason.consentLost,
+  max_duration: FlowCloseReason.maxDuration,
+  setup_timeout: FlowCloseReason.timeout,
+  ice_failed: FlowCloseReason.consentLost,
+  dtls_failed: FlowCloseReason.error,
+  client_closed: FlowCloseReason.hangup,
+  backend_closed: FlowCloseReason.hangup,
+  backend_unavailable: FlowCloseReason.error,
+  drain: FlowCloseReason.drain,
+  shutdown: FlowCloseReason.drain,
+  error: FlowCloseReason.error,
+};
+
+export type SessionState = "connecting" | "connected" | "ended";
+
+export interface SessionDeps {
+  config: TransceiverConfig;
+  mux: Mux;
+  metrics: TransceiverMetrics;
+  hintMac: MacSync;
+  hmacSha1: HmacSha1;
+  log: Logger;
+  onEnded(s: Session): void;
+}
+
+export interface SessionInit {
+  callId: string;
+  region: string;
+  client: Record<string, unknown>;
+  ingressVip: HostPort;
+  popId: number | undefined;
+  sessionConfig: unknown;
+  offer: OfferInfo;
+  /** performance.now() when the request arrived. */
+  receivedAt: number;
+}
+
+/** Event sinks (WebSocket signalling) get backend events and the end. */
+export interface SessionListener {
+  event(text: string): void;
+  ended(reason: EndReason): void;
+}
+
+const EVENT_QUEUE_MAX = 64;
+const OLD_UFRAG_GRACE_MS = 30_000;
+const enc = new TextEncoder();
+const noop = (): void => {};
+
+/** 128+ random bits as ice-chars: 24 bytes → 32 base64 characters (no padding). */
+export function newIcePwd(): string {
+  return randomBytes(24).toString("base64");
+}
+
+export function newEtag(): string {
+  return randomBytes(12).toString("base64url");
+}
+
+export function serverPeerConnection(): RTCPeerConnection {
+  return new RTCPeerConnection({
+    iceServers: [],
+    iceUseIpv4: false,
+    iceUseIpv6: false,
+    iceLite: false,
+    // Full ICE restricted to the addresses learned from the client's checks (shared/notes/werift.md).
+    iceFilterCandidatePair: () => false,
+    bundlePolicy: "max-bundle",
+    codecs: { audio: [useOPUS({ parameters: "minptime=10;useinbandfec=1" }), usePCMU()], video: [] },
+    headerExtensions: { audio: [], video: [] },
+  });
+}
+
+export class Session implements MuxSession {
+  readonly callId: string;
+  readonly region: string;
+  readonly #d: SessionDeps;
+  readonly #init: SessionInit;
+  readonly #rh: RegionHandles;
+  readonly pc: RTCPeerConnection;
+  readonly #audio: RTCRtpTransceiver;
+  #att!: IceAttachment;
+  #dc: RTCDataChannel | undefined;
+  #bridge!: BackendBridge;
+  #offerSdp: string;
+  #remoteUfrag: string;
+  #ufrag = "";
+  readonly #ufrags: { ufrag: string; retireAt: number }[] = [];
+  #etag = newEtag();
+  state: SessionState = "connecting";
+  endReason: EndReason | undefined;
+  readonly #paths = new Set<ClientPath>();
+  #current: ClientPath | undefined;
+  #restarting = false;
+  readonly #listeners = new Set<SessionListener>();
+  #pendingEvents: string[] = [];
+  #ptToCodec = new Map<number, number>();
+  #sendCodec = 0;
+  #sendPt = 0;
+  readonly #frame = newAudioFrameHeader();
+  #remotePwd = "";
+  #remotePwdBytes = new Uint8Array(0);
+  #lastNoticeAt = 0;
+  #nextStatsAt = 0;
+  #lastLost = 0;
+  #lastReceived = 0;
+  // Timings: wall clock for status, performance.now() for metrics.
+  readonly createdAt = Date.now();
+  #answeredAt = 0;
+  #iceConnectedAt = 0;
+  #dtlsConnectedAt = 0;
+  #firstAudioAt = 0;
+  endedAt = 0;
+  /** Settles once the peer connection is closed and the relays were told (after end()). */
+  closed: Promise<void> = Promise.resolve();
+  #lastConsentAt = 0;
+  iceRestarts = 0;
+  addressChanges = 0;
+  packetsFromClient = 0;
+  packetsToClient = 0;
+  droppedToClient = 0;
+
+  private constructor(d: SessionDeps, init: SessionInit) {
+    this.#d = d;
+    this.#init = init;
+    this.callId = init.callId;
+    this.region = init.region;
+    this.#rh = d.metrics.region(init.region);
+    this.#offerSdp = init.offer.sdp;
+    this.#remoteUfrag = init.offer.iceUfrag;
+    this.pc = serverPeerConnection();
+    this.#audio = this.pc.addTransceiver("audio", { direction: "sendrecv" });
+  }
+
+  /** Builds the session and its answer; throws ApiError on an offer werift cannot take. */
+  static async create(d: SessionDeps, init: SessionInit): Promise<{ session: Session; answer: string }> {
+    const s = new Session(d, init);
+    try {
+      const answer = await s.#negotiate();
+      s.#startBridge();
+      return { session: s, answer };
+    } catch (e) {
+      s.#discard();
+      throw e;
+    }
+  }
+
+  get etag(): string {
+    return this.#etag;
+  }
+  get ufrag(): string {
+    return this.#ufrag;
+  }
+  /** The client's current ice-ufrag. */
+  get remoteUfrag(): string {
+    return this.#remoteUfrag;
+  }
+
+  #mintCredentials(): { ufrag: string; pwd: string } {
+    const { clusterId, transceiverId } = this.#d.config;
+    const ufrag = mintHint({ clusterId, transceiverId, random: randomBytes(4) }, this.#d.hintMac);
+    return { ufrag, pwd: newIcePwd() };
+  }
+
+  #useCredentials(ufrag: string, pwd: string): void {
+    this.#ufrag = ufrag;
+    this.#ufrags.push({ ufrag, retireAt: Number.POSITIVE_INFINITY });
+    this.#d.mux.addUfrag(ufrag, enc.encode(pwd), this);
+  }
+
+  async #negotiate(): Promise<string> {
+    const { pc } = this;
+    const offer = this.#init.offer;
+    this.#wirePeerEvents();
+    try {
+      await pc.setRemoteDescription({ type: "offer", sdp: offer.sdp });
+    } catch (e) {
+      throw new ApiError("offer_rejected", `the offer was not accepted: ${(e as Error).message}`);
+    }
+    if (iceTransportCount(pc) !== 1) {
+      throw new ApiError("bundle_required", "every m-line must share one transport (a=group:BUNDLE)");
+    }
+    const { ufrag, pwd } = this.#mintCredentials();
+    const vip = this.#init.ingressVip;
+    this.#att = attachSharedSocket(pc, {
+      ufrag,
+      pwd,
+      candidateHost: vip.host,
+      candidatePort: vip.port,
+      send: (data, addr) => this.#sendTo(data, addr),
+      onClose: noop,
+    });
+    this.#useCredentials(ufrag, pwd);
+    await pc.setLocalDescription(await pc.createAnswer());
+    const codecs = this.#audio.codecs;
+    if (codecs.length === 0 || this.#audio.stopped || this.#audio.rejected) {
+      throw new ApiError("no_acceptable_codec", "no audio codec in common (opus/48000/2 or PCMU/8000)");
+    }
+    for (const c of codecs) {
+      const id = codecOfMime(c.mimeType);
+      if (id !== 0 && c.payloadType !== undefined) this.#ptToCodec.set(c.payloadType, id);
+    }
+    const send = this.#audio.sender.codec ?? codecs[0]!;
+    this.#sendCodec = codecOfMime(send.mimeType);
+    this.#sendPt = send.payloadType ?? 0;
+    this.#answeredAt = performance.now();
+    this.#rh.setup.offer_to_answer.observe((this.#answeredAt - this.#init.receivedAt) / 1000);
+    return this.#finish(pc.localDescription!.sdp);
+  }
+
+  #finish(localSdp: string): string {
+    const cv = this.#d.config.clusterVip;
+    const vip = this.#init.ingressVip;
+    const second =
+      cv && !(cv.host === vip.host && cv.port === vip.port) ? { host: cv.host, port: cv.port } : undefined;
+    return finishAnswer(localSdp, {
+      opusFec: this.#init.offer.opusFec,
+      ...(second ? { secondCandidate: second } : {}),
+    });
+  }
+
+  #wirePeerEvents(): void {
+    const { pc } = this;
+    pc.iceConnectionStateChange.subscribe((st) => {
+      if (this.state === "ended") return;
+      if (st === "connected" && this.#iceConnectedAt === 0) {
+        this.#iceConnectedAt = performance.now();
+        this.#lastConsentAt = this.#d.mux.clock.now;
+        this.#rh.setup.answer_to_ice_connected.observe((this.#iceConnectedAt - this.#answeredAt) / 1000);
+      } else if (st === "failed" && !this.#restarting) {
+        this.end(this.#iceConnectedAt > 0 ? "consent_lost" : "ice_failed");
+      }
+    });
+    pc.connectionStateChange.subscribe((st) => {
+      if (this.state === "ended") return;
+      if (st === "connected" && this.#dtlsConnectedAt === 0) {
+        this.#dtlsConnectedAt = performance.now();
+        this.state = "connected";
+        this.#lastConsentAt = this.#d.mux.clock.now;
+        this.#rh.setup.answer_to_dtls_connected.observe((this.#dtlsConnectedAt - this.#answeredAt) / 1000);
+      } else if (st === "failed" && !this.#restarting) {
+        this.end(this.#dtlsConnectedAt > 0 ? "consent_lost" : "dtls_failed");
+      } else if (st === "closed") {
+        this.end("client_closed");
+      }
+    });
+    this.#audio.onTrack.subscribe((track) => {
+      track.onReceiveRtp.subscribe((rtp) => this.#onClientAudio(rtp));
+    });
+    pc.onDataChannel.subscribe((dc) => {
+      if (dc.label !== "oai-events" || this.#dc !== undefined) return;
+      this.#dc = dc;
+      dc.onMessage.subscribe((m) => {
+        if (this.state === "ended") return;
+        this.#bridge.sendEvent(typeof m === "string" ? m : m.toString("utf8"));
+      });
+      dc.stateChanged.subscribe((st) => {
+        if (st === "open") this.#flushEvents();
+      });
+      if (dc.readyState === "open") this.#flushEvents();
+    });
+  }
+
+  #startBridge(): void {
+    const d = this.#d;
+    const m = d.metrics;
+    this.#bridge = new BackendBridge(
+      {
+        url: d.config.backendUrl,
+        headers: {
+          "x-gr-call-id": this.callId,
+          "x-gr-cluster-id": String(d.config.clusterId),
+          "x-gr-transceiver-id": String(d.config.transceiverId),
+        },
+        queueBytes: d.config.backendQueueBytes,
+        connectTimeoutMs: d.config.backendConnectTimeoutMs,
+      },
+      {
+        onAudio: (h, payload) => this.#onBackendAudio(h, payload),
+        onEvent: (text) => this.#toClient(text),
+        onDrop: () => {
+          m.backendDroppedToBackend.inc();
+          this.#notice("to_backend");
+        },
+        onError: (reason: BridgeErrorReason) => m.backendError(reason),
+        onClose: (code) => {
+          if (this.state === "ended") return;
+          const never = this.#bridge.framesFromBackend === 0 && code === 1006;
+          this.#toClient(
+            JSON.stringify({
+              type: ClientNotice.backendUnavailable,
+              reason: never ? "backend connection failed" : `backend closed (${code})`,
+            }),
+          );
+          this.end(never ? "backend_unavailable" : "backend_closed");
+        },
+      },
+    );
+    const codec = AUDIO_CODEC_NAMES[this.#sendCodec] ?? "unknown";
+    this.#bridge.sendEvent(
+      JSON.stringify({
+        type: BridgeEvent.started,
+        call_id: this.callId,
+        cluster_id: d.config.clusterId,
+        transceiver_id: d.config.transceiverId,
+        audio: {
+          codec,
+          clock_rate: this.#sendCodec === 1 ? 48000 : 8000,
+          channels: this.#sendCodec === 1 ? 2 : 1,
+          frame_ms: 20,
+          fec: this.#init.offer.opusFec,
+        },
+        client: this.#init.client,
+        session: this.#init.sessionConfig ?? null,
+        data_channel: this.#init.offer.hasDataChannel,
+      }),
+    );
+  }
+
+  // ---- media ----------------------------------------------------------------------------
+
+  #onClientAudio(rtp: RtpPacket): void {
+    if (this.state === "ended") return;
+    const codec = this.#ptToCodec.get(rtp.header.payloadType);
+    if (codec === undefined) {
+      this.#d.metrics.drops["not-rtp"].inc();
+      return;
+    }
+    if (this.#firstAudioAt === 0) {
+      this.#firstAudioAt = performance.now();
+      this.#rh.setup.answer_to_first_audio.observe((this.#firstAudioAt - this.#answeredAt) / 1000);
+    }
+    const f = this.#frame;
+    f.codec = codec;
+    f.flags = rtp.header.marker ? AudioFlags.marker : 0;
+    f.sequenceNumber = rtp.header.sequenceNumber;
+    f.timestamp = rtp.header.timestamp;
+    this.#bridge.sendAudio(f, rtp.payload);
+  }
+
+  #onBackendAudio(h: AudioFrameHeader, payload: Buffer): void {
+    if (this.state === "ended") return;
+    if (h.codec !== this.#sendCodec) {
+      this.#d.metrics.backendError("codec_mismatch");
+      return;
+    }
+    const header = new RtpHeader({
+      payloadType: this.#sendPt,
+      sequenceNumber: h.sequenceNumber,
+      timestamp: h.timestamp,
+      marker: (h.flags & AudioFlags.marker) !== 0,
+    });
+    this.#audio.sender.sendRtp(new RtpPacket(header, payload)).catch(noop);
+  }
+
+  // ---- events ---------------------------------------------------------------------------
+
+  #toClient(text: string): void {
+    for (const l of this.#listeners) l.event(text);
+    const dc = this.#dc;
+    if (dc === undefined || dc.readyState !== "open") {
+      if (this.#pendingEvents.length >= EVENT_QUEUE_MAX) {
+        this.#dropToClient();
+        return;
+      }
+      this.#pendingEvents.push(text);
+      return;
+    }
+    if (dc.bufferedAmount > this.#d.config.backendQueueBytes) {
+      this.#dropToClient();
+      return;
+    }
+    dc.send(text);
+  }
+
+  #dropToClient(): void {
+    this.droppedToClient++;
+    this.#d.metrics.backendDroppedToClient.inc();
+  }
+
+  #flushEvents(): void {
+    const q = this.#pendingEvents;
+    this.#pendingEvents = [];
+    for (const t of q) this.#dc?.send(t);
+  }
+
+  /** Tells the client (at most once a second) that frames were dropped. */
+  #notice(direction: "to_backend"): void {
+    const now = this.#d.mux.clock.now;
+    if (now - this.#lastNoticeAt < 1000) return;
+    this.#lastNoticeAt = now;
+    const dc = this.#dc;
+    if (dc?.readyState === "open") {
+      dc.send(
+        JSON.stringify({
+          type: ClientNotice.backendDropped,
+          direction,
+          dropped: this.#bridge.droppedToBackend,
+        }),
+      );
+    }
+  }
+
+  /** An event from the signalling WebSocket, for the backend. */
+  sendEventToBackend(text: string): void {
+    if (this.state !== "ended") this.#bridge.sendEvent(text);
+  }
+
+  addListener(l: SessionListener): void {
+    this.#listeners.add(l);
+  }
+  removeListener(l: SessionListener): void {
+    this.#listeners.delete(l);
+  }
+
+  // ---- paths (MuxSession) ---------------------------------------------------------------
+
+  onCheck(payload: Buffer, path: ClientPath, useCandidate: boolean): void {
+    if (this.state === "ended") return;
+    this.#paths.add(path);
+    const sel = this.#att.selectedAddress();
+    if (sel !== undefined && (sel[0] !== path.ip || sel[1] !== path.port)) {
+      const old = this.#findPath(sel);
+      const quiet = old === undefined || this.#d.mux.clock.now - old.lastSeen >= this.#d.config.pathQuietMs;
+      if (useCandidate || quiet) {
+        // The client moved (NAT rebinding, new network, relay failover): keep the session and
+        // move the selected pair to the authenticated new address.
+        this.#att.moveSelectedPair(path.ip, path.port);
+        this.#current = path;
+        this.addressChanges++;
+        this.#lastConsentAt = this.#d.mux.clock.now;
+      }
+    }
+    this.packetsFromClient++;
+    this.#att.deliver(payload, path.addr);
+  }
+
+  onDatagram(payload: Buffer, path: ClientPath, _kind: DatagramKind, view: StunView | null): void {
+    if (this.state === "ended") return;
+    this.packetsFromClient++;
+    if (view !== null && isSuccessResponse(view) && path === this.#current) {
+      // RFC 7675 consent: an authenticated answer to one of our checks on the selected path.
+      const pwd = this.#att.remotePassword();
+      if (pwd !== this.#remotePwd) {
+        this.#remotePwd = pwd;
+        this.#remotePwdBytes = enc.encode(pwd);
+      }
+      if (verifyMessageIntegrity(payload, view, this.#remotePwdBytes, this.#d.hmacSha1)) {
+        this.#lastConsentAt = this.#d.mux.clock.now;
+      }
+    }
+    this.#att.deliver(payload, path.addr);
+  }
+
+  onPathLost(path: ClientPath): void {
+    this.#paths.delete(path);
+    if (this.#current === path) this.#current = undefined;
+  }
+
+  #findPath(addr: Address): ClientPath | undefined {
+    for (const p of this.#paths) if (p.port === addr[1] && p.ip === addr[0]) return p;
+    return undefined;
+  }
+
+  #sendTo(data: Buffer, addr: Address): void {
+    let p = this.#current;
+    if (p === undefined || p.port !== addr[1] || p.ip !== addr[0]) {
+      p = this.#findPath(addr);
+      if (p === undefined) {
+        this.#d.metrics.drops["no-route"].inc();
+        return;
+      }
+      const sel = this.#att.selectedAddress();
+      if (sel !== undefined && sel[0] === p.ip && sel[1] === p.port) this.#current = p;
+    }
+    this.packetsToClient++;
+    this.#d.mux.send(p, data);
+  }
+
+  /** The client's current address "ip:port" as the relays reported it. */
+  get clientAddress(): string | undefined {
+    const sel = this.#att?.selectedAddress();
+    const p = sel ? this.#findPath(sel) : this.#current;
+    return p?.address;
+  }
+
+  // ---- ICE restart ----------------------------------------------------------------------
+
+  /** WHIP ICE restart: new remote credentials in, sdpfrag answer and new ETag out. */
+  async restartIce(remoteUfrag: string, remotePwd: string): Promise<{ frag: string; etag: string }> {
+    if (this.state === "ended") throw new ApiError("call_ended", "the session has ended");
+    if (this.#restarting) throw new ApiError("unsupported_patch", "an ICE restart is already in progress");
+    this.#restarting = true;
+    try {
+      const offer = replaceIceCredentials(this.#offerSdp, remoteUfrag, remotePwd);
+      await this.pc.setRemoteDescription({ type: "offer", sdp: offer });
+      this.#offerSdp = offer;
+      this.#remoteUfrag = remoteUfrag;
+      const { ufrag, pwd } = this.#mintCredentials();
+      this.#att.setLocalCredentials(ufrag, pwd);
+      const now = this.#d.mux.clock.now;
+      for (const u of this.#ufrags) u.retireAt = Math.min(u.retireAt, now + OLD_UFRAG_GRACE_MS);
+      this.#useCredentials(ufrag, pwd);
+      await this.pc.setLocalDescription(await this.pc.createAnswer());
+      this.#att.restartChecks().catch(noop);
+      this.#etag = newEtag();
+      this.iceRestarts++;
+      this.#lastConsentAt = now;
+      return { frag: restartAnswerFrag(this.#finish(this.pc.localDescription!.sdp)), etag: this.#etag };
+    } catch (e) {
+      if (e instanceof ApiError) throw e;
+      throw new ApiError("unsupported_patch", `ICE restart failed: ${(e as Error).message}`);
+    } finally {
+      this.#restarting = false;
+    }
+  }
+
+  // ---- timers ---------------------------------------------------------------------------
+
+  /** Called about once a second by the owner. */
+  tick(now: number): void {
+    if (this.state === "ended") return;
+    const c = this.#d.config;
+    if (now - this.createdAt >= c.maxSessionMs) {
+      this.end("max_duration");
+      return;
+    }
+    if (this.#dtlsConnectedAt === 0 && now - this.createdAt >= c.setupTimeoutMs) {
+      this.end("setup_timeout");
+      return;
+    }
+    if (this.#lastConsentAt > 0 && !this.#restarting && now - this.#lastConsentAt >= c.consentTimeoutMs) {
+      this.end("consent_lost");
+      return;
+    }
+    for (let i = this.#ufrags.length - 1; i >= 0; i--) {
+      const u = this.#ufrags[i]!;
+      if (u.retireAt <= now) {
+        this.#d.mux.removeUfrag(u.ufrag, this);
+        this.#ufrags.splice(i, 1);
+      }
+    }
+    if (this.state === "connected" && now >= this.#nextStatsAt) {
+      this.#nextStatsAt = now + c.statsIntervalMs * (0.75 + Math.random() * 0.5);
+      this.#sampleStats().catch(noop);
+    }
+  }
+
+  async #sampleStats(): Promise<void> {
+    const rtt = this.#att.selectedRtt();
+    if (rtt !== undefined) this.#rh.iceRtt.observe(rtt);
+    const report = await this.pc.getStats();
+    for (const s of report.values() as Iterable<Record<string, unknown>>) {
+      if (s.type === "remote-inbound-rtp" && typeof s.roundTripTime === "number" && s.roundTripTime > 0) {
+        this.#rh.rtcpRtt.observe(s.roundTripTime);
+      } else if (s.type === "inbound-rtp") {
+        if (typeof s.jitter === "number") this.#rh.jitter.observe(s.jitter);
+        const lost = typeof s.packetsLost === "number" ? s.packetsLost : 0;
+        const received = typeof s.packetsReceived === "number" ? s.packetsReceived : 0;
+        const dl = Math.max(0, lost - this.#lastLost);
+        const dr = Math.max(0, received - this.#lastReceived);
+        this.#lastLost = lost;
+        this.#lastReceived = received;
+        if (dl + dr > 0) this.#rh.loss.observe(dl / (dl + dr));
+      }
+    }
+  }
+
+  // ---- end ------------------------------------------------------------------------------
+
+  /** Ends the session once; later calls do nothing. */
+  end(reason: EndReason): void {
+    if (this.state === "ended") return;
+    this.state = "ended";
+    this.endReason = reason;
+    this.endedAt = Date.now();
+    const mux = this.#d.mux;
+    for (const u of this.#ufrags) mux.removeUfrag(u.ufrag, this);
+    this.#bridge?.close(JSON.stringify({ type: BridgeEvent.ended, call_id: this.callId, reason }));
+    for (const l of this.#listeners) l.ended(reason);
+    this.#listeners.clear();
+    const paths = [...this.#paths];
+    const current = this.clientAddress;
+    // Close the peer connection first: its goodbyes (SCTP ABORT, DTLS close_notify) still need
+    // the paths. Then tell the relays to drop the flows, current address first.
+    this.closed = this.pc
+      .close()
+      .catch(noop)
+      .finally(() => {
+        paths.sort((a) => (a.address === current ? -1 : 1));
+        for (const p of paths) {
+          if (p.session === this) {
+            mux.sendFlowClose(p, FLOW_CLOSE[reason]);
+            mux.removePath(p);
+          }
+        }
+        this.#paths.clear();
+      });
+    this.#d.metrics.ended(reason);
+    this.#d.onEnded(this);
+  }
+
+  /** Undo a failed create: nothing was announced yet. */
+  #discard(): void {
+    this.state = "ended";
+    for (const u of this.#ufrags) this.#d.mux.removeUfrag(u.ufrag, this);
+    this.#bridge?.close();
+    void this.pc.close().catch(noop);
+  }
+
+  status(): Record<string, unknown> {
+    const ms = (t: number): number | null =>
+      t > 0 && this.#answeredAt > 0 ? Math.round(t - this.#answeredAt) : null;
+    const sel = this.#att?.selectedAddress();
+    const path = sel ? this.#findPath(sel) : this.#current;
+    return {
+      callId: this.callId,
+      state: this.state,
+      clusterId: this.#d.config.clusterId,
+      transceiverId: this.#d.config.transceiverId,
+      popId: path?.popId ?? this.#init.popId ?? null,
+      region: this.region,
+      clientAddress: path?.address ?? null,
+      codec: AUDIO_CODEC_NAMES[this.#sendCodec] ?? null,
+      opusFec: this.#init.offer.opusFec,
+      createdAt: new Date(this.createdAt).toISOString(),
+      durationMs: (this.endedAt || Date.now()) - this.createdAt,
+      timings: {
+        offerToAnswerMs: this.#answeredAt > 0 ? Math.round(this.#answeredAt - this.#init.receivedAt) : null,
+        answerToIceConnectedMs: ms(this.#iceConnectedAt),
+        answerToDtlsConnectedMs: ms(this.#dtlsConnectedAt),
+        answerToFirstAudioMs: ms(this.#firstAudioAt),
+      },
+      iceRttMs: (() => {
+        const r = this.#att?.selectedRtt();
+        return r === undefined ? null : Math.round(r * 1000 * 10) / 10;
+      })(),
+      iceRestarts: this.iceRestarts,
+      addressChanges: this.addressChanges,
+      packets: { fromClient: this.packetsFromClient, toClient: this.packetsToClient },
+      backend: {
+        state: this.#bridge?.state ?? "closed",
+        framesToBackend: this.#bridge?.framesToBackend ?? 0,
+        framesFromBackend: this.#bridge?.framesFromBackend ?? 0,
+        droppedToBackend: this.#bridge?.droppedToBackend ?? 0,
+        droppedToClient: this.droppedToClient,
+      },
+      endReason: this.endReason ?? null,
+      endedAt: this.endedAt > 0 ? new Date(this.endedAt).toISOString() : null,
+    };
+  }
+}

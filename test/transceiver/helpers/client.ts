@@ -1,0 +1,85 @@
+// A real werift client peer for tests and benchmarks, confined to 127.0.0.1: it binds one host
+// candidate on loopback and never queries a STUN server.
+
+import type { RTCDataChannel, RTCRtpTransceiver } from "werift";
+import { MediaStreamTrack, RTCPeerConnection, RtpHeader, RtpPacket, useOPUS, usePCMU } from "werift";
+import { disableStunFallback } from "../../../regional/transceiver/werift-glue.ts";
+
+export interface ClientOptions {
+  codecs?: "opus" | "pcmu" | "both";
+  dataChannel?: boolean;
+  /** Adds "useinbandfec=1" to Opus. */
+  fec?: boolean;
+}
+
+export interface TestClient {
+  pc: RTCPeerConnection;
+  transceiver: RTCRtpTransceiver;
+  track: MediaStreamTrack;
+  dc?: RTCDataChannel;
+  received: RtpPacket[];
+  messages: string[];
+  createOffer(): Promise<string>;
+  setAnswer(sdp: string): Promise<void>;
+  /** Sends one RTP packet with the given payload. */
+  sendAudio(payload: Buffer, seq: number, ts: number): void;
+  connected(timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createTestClient(o: ClientOptions = {}): TestClient {
+  const codecs = o.codecs ?? "both";
+  const audio = [];
+  if (codecs !== "pcmu")
+    audio.push(useOPUS(o.fec ? { parameters: "minptime=10;useinbandfec=1" } : { parameters: "minptime=10" }));
+  if (codecs !== "opus") audio.push(usePCMU());
+  const pc = new RTCPeerConnection({
+    iceServers: [],
+    iceUseIpv4: false,
+    iceUseIpv6: false,
+    iceAdditionalHostAddresses: ["127.0.0.1"],
+    iceInterfaceAddresses: { udp4: "127.0.0.1" },
+    bundlePolicy: "max-bundle",
+    codecs: { audio },
+  });
+  const track = new MediaStreamTrack({ kind: "audio" });
+  const transceiver = pc.addTransceiver(track, { direction: "sendrecv" });
+  const received: RtpPacket[] = [];
+  const messages: string[] = [];
+  transceiver.onTrack.subscribe((t) => {
+    t.onReceiveRtp.subscribe((rtp) => received.push(rtp));
+  });
+  let dc: RTCDataChannel | undefined;
+  if (o.dataChannel !== false) {
+    dc = pc.createDataChannel("oai-events");
+    dc.onMessage.subscribe((m) => messages.push(typeof m === "string" ? m : m.toString("utf8")));
+  }
+  disableStunFallback(pc);
+  return {
+    pc,
+    transceiver,
+    track,
+    ...(dc ? { dc } : {}),
+    received,
+    messages,
+    async createOffer() {
+      const offer = await pc.createOffer();
+      await pc.setLocalDescription(offer);
+      return pc.localDescription!.sdp;
+    },
+    async setAnswer(sdp) {
+      await pc.setRemoteDescription({ type: "answer", sdp });
+    },
+    sendAudio(payload, seq, ts) {
+      const header = new RtpHeader({ sequenceNumber: seq, timestamp: ts, payloadType: 111, marker: false });
+      track.writeRtp(new RtpPacket(header, payload));
+    },
+    async connected(timeoutMs = 15_000) {
+      if (pc.connectionState === "connected") return;
+      await pc.connectionStateChange.watch((s) => s === "connected", timeoutMs);
+    },
+    async close() {
+      await pc.close();
+    },
+  };
+}

@@ -1,0 +1,124 @@
+// Test harness: an embedded transceiver with fresh random secrets, an echo agent, the loopback
+// relay, and signed calls to the signalling API.
+import { randomBytes } from "node:crypto";
+import { createLogger } from "../../../regional/common/log.ts";
+import { type EchoAgent, startEchoAgent } from "../../../regional/echo-agent/agent.ts";
+import { configWithDefaults, type TransceiverConfig } from "../../../regional/transceiver/config.ts";
+import type { MembershipStore } from "../../../regional/transceiver/membership.ts";
+import { startTransceiver, type Transceiver } from "../../../regional/transceiver/transceiver.ts";
+import type { Keyring } from "../../../shared/keys.ts";
+import { importSigningKey, signRequest } from "../../../shared/signing/request.ts";
+import { type ClientOptions, createTestClient, type TestClient } from "./client.ts";
+import { type LoopbackRelay, startLoopbackRelay } from "./loopback-relay.ts";
+
+export function randomKeyring(id = 1): Keyring {
+  const k = { id, secret: new Uint8Array(randomBytes(32)) };
+  return { active: k, keys: [k] };
+}
+
+export interface Harness {
+  t: Transceiver;
+  relay: LoopbackRelay;
+  agent: EchoAgent;
+  secret: Uint8Array;
+  call(
+    method: string,
+    path: string,
+    body?: string | object,
+    headers?: Record<string, string>,
+  ): Promise<Response>;
+  signedHeaders(method: string, path: string, body?: Uint8Array): Promise<Record<string, string>>;
+  /** Creates a session for a new client and connects it. */
+  connectClient(
+    o?: ClientOptions & { session?: object; continent?: string },
+  ): Promise<{ client: TestClient; callId: string; etag: string; answer: string }>;
+  close(): Promise<void>;
+}
+
+export const quietLog = createLogger({ svc: "test" }, "error");
+
+export async function startHarness(
+  over: Partial<TransceiverConfig> = {},
+  o: { membership?: MembershipStore; agentDelayMs?: number; agent?: EchoAgent } = {},
+): Promise<Harness> {
+  const agent = o.agent ?? (await startEchoAgent({ delayMs: o.agentDelayMs ?? 0 }));
+  const secret = new Uint8Array(randomBytes(32));
+  const clusterId = over.clusterId ?? 1;
+  const transceiverId = over.transceiverId ?? 1;
+  const config = configWithDefaults({
+    clusterId,
+    transceiverId,
+    hintKeys: randomKeyring(1),
+    callIdKeys: randomKeyring(2),
+    clusterSecret: secret,
+    backendUrl: agent.url,
+    ...over,
+  });
+  const t = await startTransceiver(config, {
+    log: quietLog,
+    ...(o.membership ? { membership: o.membership } : {}),
+  });
+  const relay = await startLoopbackRelay({ transceiver: t.udpAddress, clusterId, transceiverId });
+  const key = await importSigningKey(secret);
+  const base = t.httpUrl;
+  const signedHeaders = async (method: string, path: string, body = new Uint8Array(0)) =>
+    signRequest(key, method, path, body, Date.now(), randomBytes(16).toString("base64url"));
+  const call = async (
+    method: string,
+    path: string,
+    body?: string | object,
+    headers: Record<string, string> = {},
+  ) => {
+    const text = body === undefined ? "" : typeof body === "string" ? body : JSON.stringify(body);
+    const bytes = new TextEncoder().encode(text);
+    const h: Record<string, string> = { ...(await signedHeaders(method, path, bytes)), ...headers };
+    if (body !== undefined && h["content-type"] === undefined) h["content-type"] = "application/json";
+    return fetch(base + path, { method, headers: h, ...(body !== undefined ? { body: text } : {}) });
+  };
+  const clients: TestClient[] = [];
+  return {
+    t,
+    relay,
+    agent,
+    secret,
+    call,
+    signedHeaders,
+    async connectClient(co = {}) {
+      const client = createTestClient(co);
+      clients.push(client);
+      const offer = await client.createOffer();
+      const res = await call("POST", "/v1/sessions", {
+        sdp: offer,
+        ...(co.session ? { session: co.session } : {}),
+        client: { region: "test", continent: co.continent ?? "EU" },
+        ingress: { vip: `${relay.vip.host}:${relay.vip.port}`, popId: 1 },
+      });
+      if (res.status !== 201) throw new Error(`create: ${res.status} ${await res.text()}`);
+      const j = (await res.json()) as { callId: string; sdp: string; etag: string };
+      await client.setAnswer(j.sdp);
+      await client.connected();
+      return { client, callId: j.callId, etag: j.etag, answer: j.sdp };
+    },
+    async close() {
+      await Promise.all(clients.map((c) => c.close().catch(() => {})));
+      await t.stop();
+      await relay.close();
+      if (!o.agent) await agent.close();
+    },
+  };
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `f` until it returns true (no fixed timing assertions: only an upper bound). */
+export async function until(
+  f: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+  what = "condition",
+): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await f())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}
