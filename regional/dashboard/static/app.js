@@ -25,8 +25,11 @@
       .map(([k, v]) => `${k}=${v}`)
       .join(",");
   }
+  const LABEL_PREFIX = { pop: "POP ", cluster: "cluster " };
   function groupLabel(group) {
-    const parts = Object.entries(group).map(([k, v]) => (v === "" ? `${k} (none)` : v));
+    const parts = Object.entries(group).map(([k, v]) =>
+      v === "" ? `${k} (none)` : `${LABEL_PREFIX[k] ?? ""}${v}`,
+    );
     return parts.length ? parts.join(" · ") : "all";
   }
 
