@@ -174,3 +174,30 @@ describe("MemoryLimiter", () => {
     expect((await l.limit("k0", 0)).ok).toBe(false);
   });
 });
+
+describe("edge/dev/env-file.ts", () => {
+  it("renders hashed keys, a validated topology and local-dev vars as dotenv", async () => {
+    const { edgeEnvFile } = await import("../../edge/dev/env-file.ts");
+    const { readFileSync } = await import("node:fs");
+    const text = edgeEnvFile({
+      topologyJson: readFileSync("config/topology.local.json", "utf8"),
+      apiKeys: ["local-dev-key"],
+      clusterSecret: "c2VjcmV0",
+      callIdKeys: "1:abc",
+    });
+    const vars = Object.fromEntries(
+      text
+        .trim()
+        .split("\n")
+        .map((l) => /^([A-Z_]+)='(.*)'$/.exec(l)!.slice(1, 3) as [string, string]),
+    );
+    expect(vars.API_KEY_HASHES).toBe(await sha256Hex("local-dev-key"));
+    expect(text).not.toContain("local-dev-key");
+    expect(JSON.parse(vars.TOPOLOGY_JSON!).clusters).toHaveLength(2);
+    expect(vars.GR_LOCAL_DEV).toBe("true");
+    expect(Buffer.from(vars.CLIENT_SECRET_KEY!, "base64")).toHaveLength(32);
+    expect(() =>
+      edgeEnvFile({ topologyJson: "{}", apiKeys: [], clusterSecret: "x", callIdKeys: "y" }),
+    ).toThrow(/invalid topology/);
+  });
+});
