@@ -6,12 +6,26 @@
 locals {
   global_stack = var.deploy_cluster == null
 
+  # Each stack has its own workspace (state). Applying the cluster stack in the global state would
+  # plan to destroy the edge and every POP; the guard below refuses that plan.
+  expected_workspace = var.deploy_cluster == null ? "global" : "cluster-${var.deploy_cluster}"
+
   vip_host = trim(replace(var.global_vip, "/:[0-9]+$/", ""), "[]")
   vip_port = tonumber(regex("[0-9]+$", var.global_vip))
 
   # Known backbone peers: POPs accept frames only from cluster networks, clusters only from POPs.
   pop_backbone_cidrs     = distinct(flatten([for p in values(var.pops) : p.backbone_cidrs]))
   cluster_backbone_cidrs = distinct(flatten([for c in values(var.clusters) : c.backbone_cidrs]))
+}
+
+resource "terraform_data" "stack_guard" {
+  input = local.expected_workspace
+  lifecycle {
+    precondition {
+      condition     = terraform.workspace == local.expected_workspace
+      error_message = "This run applies the ${local.global_stack ? "global stack" : "cluster stack of ${var.deploy_cluster}"}, whose state is workspace \"${local.expected_workspace}\", but the selected workspace is \"${terraform.workspace}\": run `terraform workspace select ${local.expected_workspace}` (or fix deploy_cluster)."
+    }
+  }
 }
 
 module "edge" {

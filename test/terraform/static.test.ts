@@ -191,7 +191,7 @@ describe("wiring (static)", () => {
         for (const [, t, n] of e.matchAll(/(?<![\w.-])data\.([a-z0-9_]+)\.([a-z0-9_]+)/g))
           if (!(`${t}.${n}` in m.data)) problems.push(`data.${t}.${n}`);
         for (const [, t, n] of e.matchAll(
-          /(?<![.\w])((?:aws|cloudflare|kubernetes)_[a-z0-9_]+)\.([a-z0-9_]+)/g,
+          /(?<![.\w])((?:aws|cloudflare|kubernetes|terraform)_[a-z0-9_]+)\.([a-z0-9_]+)/g,
         ))
           if (!(`${t}.${n}` in m.resources)) problems.push(`${t}.${n}`);
       }
@@ -229,6 +229,8 @@ describe("wiring (static)", () => {
           Array.isArray(t.required_providers) ? Object.keys(t.required_providers[0] as JsonObject) : [],
         ),
       );
+      // terraform_data is built into Terraform itself.
+      providers.add("terraform");
       for (const key of [...Object.keys(m.resources), ...Object.keys(m.data)]) {
         expect(providers.has(key.split("_")[0]!), `${label}: ${key}`).toBe(true);
       }
@@ -254,7 +256,7 @@ describe("wiring (static)", () => {
 
 describe("providers are pinned (static)", () => {
   it("root and modules pin Terraform and every provider, and agree on the constraints", () => {
-    const rootReq = root.terraform[0]!;
+    const rootReq = root.terraform.find((t) => "required_providers" in t)!;
     expect(String(rootReq.required_version)).toMatch(/^>= 1\.9/);
     const rootProviders = (rootReq.required_providers as JsonObject[])[0] as Record<string, JsonObject>;
     expect(Object.keys(rootProviders).sort()).toEqual(["aws", "cloudflare", "kubernetes"]);
@@ -263,7 +265,7 @@ describe("providers are pinned (static)", () => {
       expect(String(spec.version), p).toMatch(/^(~> \d+\.\d+(\.\d+)?|= ?\d+\.\d+\.\d+)$/);
     }
     for (const [mod, m] of Object.entries(mods)) {
-      const req = m.terraform[0]!;
+      const req = m.terraform.find((t) => "required_providers" in t)!;
       expect(req.required_version, mod).toBe(rootReq.required_version);
       for (const [p, spec] of Object.entries(
         (req.required_providers as JsonObject[])[0] as Record<string, JsonObject>,

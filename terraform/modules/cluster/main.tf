@@ -31,6 +31,10 @@ locals {
   }
   selector = { for k, v in local.labels : k => { "app.kubernetes.io/name" = v["app.kubernetes.io/name"], "global-relay/cluster" = var.cluster_name } }
 
+  # Pods read the keys at start: a rotated keyring rolls every pod that uses it (a digest of
+  # 256-bit random keys reveals nothing about them).
+  keys_sha256 = nonsensitive(sha256("${var.hint_keys}\n${var.call_id_keys}\n${var.cluster_secret}"))
+
   # Environment shared by every Global Relay container of this cluster (names as read by
   # regional/transceiver/config.ts; the relay and gateway follow the same convention).
   base_env = {
@@ -219,7 +223,8 @@ resource "kubernetes_stateful_set_v1" "transceiver" {
     }
     template {
       metadata {
-        labels = local.labels.transceiver
+        labels      = local.labels.transceiver
+        annotations = { "global-relay/keys-sha256" = local.keys_sha256 }
       }
       spec {
         termination_grace_period_seconds = local.pre_stop + var.drain_seconds + 15
@@ -451,7 +456,8 @@ resource "kubernetes_deployment_v1" "gateway" {
     }
     template {
       metadata {
-        labels = local.labels.gateway
+        labels      = local.labels.gateway
+        annotations = { "global-relay/keys-sha256" = local.keys_sha256 }
       }
       spec {
         termination_grace_period_seconds = local.pre_stop + 30
@@ -590,6 +596,7 @@ resource "kubernetes_deployment_v1" "relay" {
         # A new topology (a POP added) restarts the relays one by one; flows come back from Redis.
         annotations = {
           "global-relay/topology-sha256" = sha256(var.topology_json)
+          "global-relay/keys-sha256"     = local.keys_sha256
         }
       }
       spec {

@@ -245,6 +245,8 @@ resource "aws_launch_template" "relay" {
     redis_url      = var.redis_url == null ? "" : var.redis_url
     topology_json  = var.topology_json
     hint_key_param = local.hint_key_param
+    # A rotated keyring changes the user data, so the group refreshes and relays re-read SSM.
+    keys_sha256 = nonsensitive(sha256(var.hint_keys))
   }))
 
   tag_specifications {
