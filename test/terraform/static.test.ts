@@ -240,10 +240,10 @@ describe("wiring (static)", () => {
   it("the pop user-data template uses only the variables templatefile() passes", () => {
     const lt = mods.pop!.resources["aws_launch_template.relay"]!;
     const call = String(lt.user_data);
-    const passed = new Set([...call.matchAll(/^\s*([a-z_]+)\s*=/gm)].map((x) => x[1]!));
+    const passed = new Set([...call.matchAll(/^\s*([a-z0-9_]+)\s*=/gm)].map((x) => x[1]!));
     const tpl = readFileSync(join(TERRAFORM_DIR, "modules", "pop", "user-data.sh.tftpl"), "utf8");
     const used = new Set(
-      [...tpl.matchAll(/(?<!\$)[$%]\{~?\s*(?:if\s+)?([a-z_]+)/g)]
+      [...tpl.matchAll(/(?<!\$)[$%]\{~?\s*(?:if\s+)?([a-z0-9_]+)/g)]
         .map((x) => x[1]!)
         .filter((x) => x !== "endif" && x !== "else"),
     );
