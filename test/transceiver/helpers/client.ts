@@ -83,3 +83,37 @@ export function createTestClient(o: ClientOptions = {}): TestClient {
     },
   };
 }
+
+/** The client side of a WHIP ICE restart: new local credentials, as an sdpfrag for PATCH. */
+export async function clientRestartFrag(c: TestClient): Promise<string> {
+  c.pc.restartIce();
+  const offer = await c.pc.createOffer();
+  await c.pc.setLocalDescription(offer);
+  const sdp = c.pc.localDescription!.sdp;
+  const ufrag = /a=ice-ufrag:(\S+)/.exec(sdp)![1];
+  const pwd = /a=ice-pwd:(\S+)/.exec(sdp)![1];
+  return `a=ice-ufrag:${ufrag}\r\na=ice-pwd:${pwd}\r\n`;
+}
+
+/** Applies the server's restart sdpfrag to the client as a full answer (the old answer, new credentials). */
+export async function clientApplyRestartAnswer(
+  c: TestClient,
+  oldAnswer: string,
+  frag: string,
+): Promise<string> {
+  const ufrag = /a=ice-ufrag:(\S+)/.exec(frag)![1]!;
+  const pwd = /a=ice-pwd:(\S+)/.exec(frag)![1]!;
+  const cand = frag.split(/\r?\n/).filter((l) => l.startsWith("a=candidate:"));
+  const answer = oldAnswer
+    .split(/\r?\n/)
+    .flatMap((l) => {
+      if (l.startsWith("a=ice-ufrag:")) return [`a=ice-ufrag:${ufrag}`];
+      if (l.startsWith("a=ice-pwd:")) return [`a=ice-pwd:${pwd}`];
+      if (l.startsWith("a=candidate:")) return [];
+      if (l === "a=end-of-candidates") return [...cand, l];
+      return [l];
+    })
+    .join("\r\n");
+  await c.pc.setRemoteDescription({ type: "answer", sdp: answer });
+  return answer;
+}
