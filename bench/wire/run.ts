@@ -5,10 +5,14 @@
 //   node bench/wire/run.ts [--rounds 7] [--ms 300] [--json]
 //
 // Each case runs `rounds` timed rounds of about `ms` milliseconds after a warm-up and reports the
-// median (and the best) round. Inputs rotate through 64 distinct datagrams so branch predictors
+// median (and the best) round. Rates are per second of this process's CPU time (user + system,
+// process.cpuUsage), so time the machine spent on other processes does not count against us (the
+// machine is shared); the wall-clock rate is reported next to it, with the load average. Inputs rotate through 64 distinct datagrams so branch predictors
 // and caches see realistic variety. The hint case also measures the same verifier with a
 // createHmac-based MacSync in the same run, as the baseline the midstate HMAC is compared to.
 import { createHmac, createSecretKey } from "node:crypto";
+import { cpus, loadavg } from "node:os";
+import { PerformanceObserver } from "node:perf_hooks";
 import { hmacSha1, nodeMac } from "../../regional/common/hmac.ts";
 import { parseIpv4, writeIpv4 } from "../../shared/backbone/address.ts";
 import {
@@ -34,9 +38,16 @@ const JSON_ONLY = process.argv.includes("--json");
 
 export interface Result {
   name: string;
+  /** Timed window (performance.now() ms), to attribute garbage collections to the case. */
+  window: [number, number];
+  /** Operations in the timed rounds. */
+  ops: number;
+  /** Per CPU second (median round). */
   nsPerOp: number;
   opsPerSec: number;
   bestOpsPerSec: number;
+  /** Per wall-clock second (median round). */
+  wallOpsPerSec: number;
   target?: number;
 }
 
@@ -54,20 +65,30 @@ function measure(name: string, body: (n: number) => void, target?: number): Resu
   }
   const perRound = Math.max(1, Math.round(ROUND_MS / 20)) * batch;
   body(perRound); // warm-up round
+  const start = performance.now();
   const rates: number[] = [];
+  const wallRates: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
+    const c0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     body(perRound);
     const ns = Number(process.hrtime.bigint() - t0);
-    rates.push((perRound * 1e9) / ns);
+    const cpu = process.cpuUsage(c0);
+    rates.push((perRound * 1e6) / Math.max(1, cpu.user + cpu.system));
+    wallRates.push((perRound * 1e9) / ns);
   }
+  const window: [number, number] = [start, performance.now()];
   rates.sort((a, b) => a - b);
+  wallRates.sort((a, b) => a - b);
   const median = rates[rates.length >> 1]!;
   return {
     name,
+    window,
+    ops: perRound * ROUNDS,
     nsPerOp: 1e9 / median,
     opsPerSec: median,
     bestOpsPerSec: rates[rates.length - 1]!,
+    wallOpsPerSec: wallRates[wallRates.length >> 1]!,
     ...(target ? { target } : {}),
   };
 }
@@ -120,6 +141,14 @@ function createHmacMac(r: Keyring): MacSync {
     },
   };
 }
+
+// Garbage collections during each case's timed rounds: zero over millions of operations means
+// the operation allocates nothing that survives to a scavenge (the hot-path rule).
+const gcStarts: number[] = [];
+const gcObserver = new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) gcStarts.push(e.startTime);
+});
+gcObserver.observe({ entryTypes: ["gc"] });
 
 // ---- cases -----------------------------------------------------------------------------------
 const view = newStunView();
@@ -206,12 +235,17 @@ results.push(
 );
 
 // ---- report ----------------------------------------------------------------------------------
+await new Promise((resolve) => setTimeout(resolve, 50)); // let the observer deliver
+gcObserver.disconnect();
+const gcsIn = (r: Result): number => gcStarts.filter((t) => t >= r.window[0] && t <= r.window[1]).length;
 const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
 const hintNew = results.find((r) => r.name.startsWith("hint verification ("))!;
 const hintOld = results.find((r) => r.name.startsWith("hint verification, baseline"))!;
 const summary = {
   msg: "bench-wire",
   node: process.version,
+  cpu: cpus()[0]?.model ?? "unknown",
+  loadAverage: loadavg().map((x) => Number(x.toFixed(2))),
   rounds: ROUNDS,
   roundMs: ROUND_MS,
   results: results.map((r) => ({
@@ -219,19 +253,27 @@ const summary = {
     nsPerOp: Number(r.nsPerOp.toFixed(1)),
     opsPerSec: Math.round(r.opsPerSec),
     bestOpsPerSec: Math.round(r.bestOpsPerSec),
+    wallOpsPerSec: Math.round(r.wallOpsPerSec),
+    ops: r.ops,
+    gcs: gcsIn(r),
     ...(r.target ? { target: r.target, meetsTarget: r.opsPerSec >= r.target } : {}),
   })),
   hintSpeedupVsCreateHmac: Number((hintNew.opsPerSec / hintOld.opsPerSec).toFixed(2)),
 };
 if (!JSON_ONLY) {
-  console.log(`bench:wire on ${process.version}, median of ${ROUNDS} rounds of ~${ROUND_MS} ms (one core)\n`);
-  console.log(`${"case".padEnd(70)} ${"ns/op".padStart(8)} ${"ops/s".padStart(13)} ${"target".padStart(12)}`);
+  console.log(
+    `bench:wire on ${process.version}, ${summary.cpu}, load ${summary.loadAverage.join(" ")}; median of ${ROUNDS} rounds of ~${ROUND_MS} ms; rates per CPU second (wall-clock rate in brackets)\n`,
+  );
+  console.log(
+    `${"case".padEnd(70)} ${"ns/op".padStart(8)} ${"ops/s".padStart(13)} ${"(wall)".padStart(14)} ${"target".padStart(12)} ${"GCs/ops".padStart(12)}`,
+  );
   for (const r of results) {
     const t = r.target
       ? `${r.opsPerSec >= r.target ? "ok" : "MISS"} >${fmt(r.target / 1e6 >= 1 ? r.target / 1e6 : r.target / 1e3)}${r.target >= 1e6 ? "M" : "k"}`
       : "";
+    const gc = `${gcsIn(r)}/${r.ops >= 1e6 ? `${(r.ops / 1e6).toFixed(0)}M` : `${(r.ops / 1e3).toFixed(0)}k`}`;
     console.log(
-      `${r.name.padEnd(70)} ${r.nsPerOp.toFixed(1).padStart(8)} ${fmt(r.opsPerSec).padStart(13)} ${t.padStart(12)}`,
+      `${r.name.padEnd(70)} ${r.nsPerOp.toFixed(1).padStart(8)} ${fmt(r.opsPerSec).padStart(13)} ${`(${fmt(r.wallOpsPerSec)})`.padStart(14)} ${t.padStart(12)} ${gc.padStart(12)}`,
     );
   }
   console.log(`\nmidstate HMAC vs createHmac (same run): ${summary.hintSpeedupVsCreateHmac}x`);
