@@ -211,6 +211,18 @@ export const PANELS: readonly PanelDef[] = [
     "Sessions ending per second: hangup, timeout, ice-failed, backend-closed, ...",
     "traffic",
   ),
+  {
+    id: "transceivers_usable",
+    title: "Usable transceivers per cluster",
+    section: "traffic",
+    kind: "gauge",
+    metric: "gr_gateway_transceivers",
+    match: { state: "usable" },
+    by: ["cluster"],
+    filters: ["cluster"],
+    unit: "count",
+    help: "Transceivers the cluster's gateway would give a new session to (healthy, not draining, not full). Zero: the cluster is out.",
+  },
   gauge(
     "flows_active",
     "Relay flows active",

@@ -1,5 +1,5 @@
 // Synthetic Global Relay exporters for the screenshot script and demos: three POP relays, two
-// cluster relays, two transceivers and the edge, each a real Registry with the contract's metric
+// cluster relays, two gateways, two transceivers and the edge, each a real Registry with the contract's metric
 // names, fed by a seeded traffic model (diurnal call rate, log-normal latencies per POP and
 // region, occasional drop bursts). Served over real HTTP, one path per process. Not used in
 // production paths.
@@ -103,6 +103,11 @@ export class SyntheticSystem {
     for (const c of ["1", "2"]) {
       const relay = new Registry();
       this.registries.set(`relay-cluster-${c}`, { reg: relay, labels: { cluster: c } });
+      const gw = new Registry();
+      this.registries.set(`gateway-${c}`, { reg: gw, labels: { cluster: c } });
+      const tg = gw.gauge("gr_gateway_transceivers", "transceivers", ["state"]);
+      tg.with({ state: "known" }).set(c === "1" ? 2 : 1);
+      tg.with({ state: "usable" }).set(c === "1" ? 2 : 1);
       const trx = new Registry();
       this.registries.set(`transceiver-${c}`, { reg: trx, labels: { cluster: c } });
       const created = trx.counter("gr_sessions_created_total", "created", ["cluster", "region"]);

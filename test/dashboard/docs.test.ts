@@ -207,6 +207,7 @@ describe("Prometheus configuration and alert rules", () => {
     expect(config.scrape_configs.map((s) => s.job_name)).toEqual([
       "relay-pop",
       "relay-cluster",
+      "gateway",
       "transceiver",
       "edge-local",
     ]);
