@@ -11,6 +11,7 @@
 // Also: a WebSocket offer → answer on an open socket, through the edge vs direct.
 // Bounded: defaults finish in well under a minute on a shared 2-core machine.
 import { randomBytes } from "node:crypto";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { build } from "esbuild";
 import { Miniflare } from "miniflare";
@@ -219,6 +220,7 @@ wsDirect.close();
 await edge.dispose();
 await bare.dispose();
 await cluster.stop();
+rmSync(bareScript, { force: true });
 
 const sa = stats(a);
 const sb = stats(b);

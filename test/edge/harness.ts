@@ -2,7 +2,7 @@
 // per process with esbuild (what wrangler does), starts a Miniflare on an ephemeral port with the
 // given bindings, and captures the worker's console output.
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { build } from "esbuild";
@@ -30,6 +30,7 @@ export function bundleEdge(): Promise<string> {
       outfile: out,
       logLevel: "error",
     });
+    process.once("exit", () => rmSync(out, { force: true }));
     return out;
   })();
   return bundled;
