@@ -13,6 +13,8 @@ export const ERRORS = {
   not_found: { status: 404, type: "not_found_error" },
   call_id_unknown: { status: 404, type: "not_found_error" },
   call_ended: { status: 404, type: "not_found_error" },
+  // Not 421: fetch implementations retry a 421 on a new connection, which replays the nonce.
+  wrong_transceiver: { status: 404, type: "not_found_error" },
   // 405
   method_not_allowed: { status: 405, type: "invalid_request_error" },
   // 409
@@ -25,8 +27,6 @@ export const ERRORS = {
   sdp_too_large: { status: 413, type: "invalid_request_error" },
   // 415
   unsupported_media_type: { status: 415, type: "invalid_request_error" },
-  // 421
-  wrong_transceiver: { status: 421, type: "routing_error" },
   // 422
   no_audio: { status: 422, type: "invalid_request_error" },
   no_acceptable_codec: { status: 422, type: "invalid_request_error" },

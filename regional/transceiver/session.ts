@@ -90,6 +90,40 @@ export interface SessionInit {
   receivedAt: number;
 }
 
+/** GET /v1/sessions/{callId} (docs/transceiver.md). */
+export interface SessionStatus {
+  callId: string;
+  state: SessionState;
+  clusterId: number;
+  transceiverId: number;
+  popId: number | null;
+  region: string;
+  clientAddress: string | null;
+  codec: string | null;
+  opusFec: boolean;
+  createdAt: string;
+  durationMs: number;
+  timings: {
+    offerToAnswerMs: number | null;
+    answerToIceConnectedMs: number | null;
+    answerToDtlsConnectedMs: number | null;
+    answerToFirstAudioMs: number | null;
+  };
+  iceRttMs: number | null;
+  iceRestarts: number;
+  addressChanges: number;
+  packets: { fromClient: number; toClient: number };
+  backend: {
+    state: string;
+    framesToBackend: number;
+    framesFromBackend: number;
+    droppedToBackend: number;
+    droppedToClient: number;
+  };
+  endReason: EndReason | null;
+  endedAt: string | null;
+}
+
 /** Event sinks (WebSocket signalling) get backend events and the end. */
 export interface SessionListener {
   event(text: string): void;
@@ -661,7 +695,7 @@ export class Session implements MuxSession {
     void this.pc.close().catch(noop);
   }
 
-  status(): Record<string, unknown> {
+  status(): SessionStatus {
     const ms = (t: number): number | null =>
       t > 0 && this.#answeredAt > 0 ? Math.round(t - this.#answeredAt) : null;
     const sel = this.#att?.selectedAddress();

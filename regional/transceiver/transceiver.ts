@@ -19,7 +19,7 @@ import type { MembershipStore } from "./membership.ts";
 import { TransceiverMetrics } from "./metrics.ts";
 import { type CoarseClock, Mux } from "./mux.ts";
 import { inspectOffer } from "./sdp.ts";
-import { type EndReason, Session } from "./session.ts";
+import { type EndReason, Session, type SessionStatus } from "./session.ts";
 import { RequestVerifier } from "./signing.ts";
 import { assertGlueCompatible } from "./werift-glue.ts";
 
@@ -61,7 +61,7 @@ export class Transceiver {
   readonly clock: CoarseClock = { now: Date.now() };
   readonly sessions = new Map<string, Session>();
   /** Recently ended sessions (status stays readable for a few minutes). */
-  readonly ended = new Map<string, { status: Record<string, unknown>; at: number }>();
+  readonly ended = new Map<string, { status: SessionStatus; at: number }>();
   readonly #byClientUfrag = new Map<string, string>();
   readonly #callIdMac: MacSync;
   readonly #hintMac: MacSync;
@@ -298,7 +298,7 @@ export class Transceiver {
     throw new ApiError("call_id_unknown", "no such call on this transceiver");
   }
 
-  status(callId: string): Record<string, unknown> {
+  status(callId: string): SessionStatus {
     try {
       return this.lookup(callId).status();
     } catch (e) {

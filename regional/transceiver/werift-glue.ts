@@ -121,6 +121,15 @@ export function disableStunFallback(pc: RTCPeerConnection): void {
   }
 }
 
+/**
+ * Runs ICE checks again after an ICE restart was negotiated. werift's connect() returns early when
+ * DTLS is already up, so without this the agent stays "completed" with no selected pair.
+ */
+export async function restartIceChecks(pc: RTCPeerConnection): Promise<void> {
+  const t = iceTransportOf(pc);
+  if (t.state !== "closed") await t.start();
+}
+
 /** What the shared socket offers a session: send one datagram to a client address. */
 export type SharedSend = (data: Buffer, addr: Address) => void;
 
@@ -233,10 +242,7 @@ export function attachSharedSocket(pc: RTCPeerConnection, o: AttachOptions): Ice
     remotePassword() {
       return conn.remotePassword;
     },
-    async restartChecks() {
-      const t = iceTransportOf(pc);
-      if (t.state !== "closed") await t.start();
-    },
+    restartChecks: () => restartIceChecks(pc),
     get closed() {
       return closed;
     },

@@ -3,7 +3,7 @@
 
 import type { RTCDataChannel, RTCRtpTransceiver } from "werift";
 import { MediaStreamTrack, RTCPeerConnection, RtpHeader, RtpPacket, useOPUS, usePCMU } from "werift";
-import { disableStunFallback } from "../../../regional/transceiver/werift-glue.ts";
+import { disableStunFallback, restartIceChecks } from "../../../regional/transceiver/werift-glue.ts";
 
 export interface ClientOptions {
   codecs?: "opus" | "pcmu" | "both";
@@ -115,5 +115,7 @@ export async function clientApplyRestartAnswer(
     })
     .join("\r\n");
   await c.pc.setRemoteDescription({ type: "answer", sdp: answer });
+  // werift as a client does not rerun its checks after a restart (DTLS is up); a browser does.
+  void restartIceChecks(c.pc).catch(() => {});
   return answer;
 }

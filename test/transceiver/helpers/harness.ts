@@ -6,6 +6,9 @@ import { type EchoAgent, startEchoAgent } from "../../../regional/echo-agent/age
 import { configWithDefaults, type TransceiverConfig } from "../../../regional/transceiver/config.ts";
 import type { MembershipStore } from "../../../regional/transceiver/membership.ts";
 import { startTransceiver, type Transceiver } from "../../../regional/transceiver/transceiver.ts";
+
+export type { SessionStatus } from "../../../regional/transceiver/session.ts";
+
 import type { Keyring } from "../../../shared/keys.ts";
 import { importSigningKey, signRequest } from "../../../shared/signing/request.ts";
 import { type ClientOptions, createTestClient, type TestClient } from "./client.ts";
@@ -42,7 +45,7 @@ export async function startHarness(
   o: { membership?: MembershipStore; agentDelayMs?: number; agent?: EchoAgent } = {},
 ): Promise<Harness> {
   const agent = o.agent ?? (await startEchoAgent({ delayMs: o.agentDelayMs ?? 0 }));
-  const secret = new Uint8Array(randomBytes(32));
+  const secret = over.clusterSecret ?? new Uint8Array(randomBytes(32));
   const clusterId = over.clusterId ?? 1;
   const transceiverId = over.transceiverId ?? 1;
   const config = configWithDefaults({
