@@ -42,7 +42,7 @@ export function decodeBase64Into(
   dst: Uint8Array,
   alphabet: Base64Alphabet,
 ): number {
-  if (len % 4 !== 0 || (len / 4) * 3 > dst.length || off < 0 || off + len > src.length) return -1;
+  if (len < 0 || len % 4 !== 0 || (len / 4) * 3 > dst.length || off < 0 || off + len > src.length) return -1;
   const t = DECODE[alphabet];
   let o = 0;
   for (let i = off; i < off + len; i += 4) {

@@ -32,6 +32,8 @@ describe("base64", () => {
     expect(decodeBase64("abcde", "standard")).toBeNull();
     expect(decodeBase64("", "standard")).toEqual(new Uint8Array(0));
     expect(() => encodeBase64(new Uint8Array(4), "standard")).toThrow(RangeError);
+    // found by the property below: a negative length used to "decode" 0 bytes instead of failing
+    expect(decodeBase64Into(new Uint8Array(8), 4, -4, new Uint8Array(3), "standard")).toBe(-1);
   });
 
   it("decodeBase64Into never throws and never writes outside dst, for any input and window", () => {

@@ -24,8 +24,3 @@ export const nodeHmacSha1 = (key: Uint8Array, data: Uint8Array): Uint8Array =>
 export function committedVectors(): WireVectors {
   return JSON.parse(readFileSync(new URL("../fixtures/wire-vectors.json", import.meta.url), "utf8"));
 }
-
-/** Runs `f` and fails with the input if it throws (fast-check shows the shrunk case). */
-export function noThrow<T>(f: () => T): T {
-  return f();
-}
