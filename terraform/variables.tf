@@ -168,7 +168,8 @@ variable "pops" {
       backbone       where cluster relays send frames back to this POP, "ip:port": a public Elastic
                      IP the operator allocated in this region (bound to the POP's load balancer)
       backbone_cidrs networks this POP's relays send backbone frames from (NAT egress addresses)
-      cluster        optional key of a cluster co-located with this POP (frames go to it directly)
+      cluster        optional key of a cluster co-located with this POP (frames go to its
+                     transceivers directly; needs aws.redis_url, that cluster's Redis)
       aws            VPC, subnets, instance type and size of the relay group, traffic dial (0 drains)
   EOT
   type = map(object({
@@ -235,6 +236,10 @@ variable "pops" {
   validation {
     condition     = length([for k, p in var.pops : k if p.cluster != null && !contains(keys(var.clusters), coalesce(p.cluster, "-"))]) == 0
     error_message = "POP cluster must be a key of clusters (the cluster co-located with the POP); unknown: ${join(", ", [for k, p in var.pops : "pops.${k}.cluster = ${p.cluster}" if p.cluster != null && !contains(keys(var.clusters), coalesce(p.cluster, "-"))])}."
+  }
+  validation {
+    condition     = length([for k, p in var.pops : k if p.cluster != null && p.aws.redis_url == null]) == 0
+    error_message = "A POP co-located with a cluster forwards straight to its transceivers and needs aws.redis_url (that cluster's Redis, where transceivers announce themselves); missing: ${join(", ", [for k, p in var.pops : "pops.${k}" if p.cluster != null && p.aws.redis_url == null])}."
   }
   validation {
     condition     = length([for k, p in var.pops : k if !(can(regex("^vpc-[0-9a-f]+$", p.aws.vpc_id)) && length(p.aws.public_subnet_ids) > 0 && length(p.aws.private_subnet_ids) > 0 && alltrue([for s in concat(p.aws.public_subnet_ids, p.aws.private_subnet_ids) : can(regex("^subnet-[0-9a-f]+$", s))]) && can(regex("^[a-z][a-z0-9-]*\\.[a-z0-9]+$", p.aws.instance_type)) && p.aws.min_size >= 1 && p.aws.min_size <= p.aws.max_size && p.aws.max_size <= 100 && p.aws.traffic_dial >= 0 && p.aws.traffic_dial <= 100 && (p.aws.redis_url == null || can(regex("^rediss?://", p.aws.redis_url))))]) == 0

@@ -470,6 +470,17 @@ export const RULES: Rule[] = [
   {
     variable: "pops",
     message:
+      "A POP co-located with a cluster forwards straight to its transceivers and needs aws.redis_url (that cluster's Redis, where transceivers announce themselves); missing: {}.",
+    check: (v) =>
+      offenders(
+        entries(v.pops)
+          .filter(([, p]) => p.cluster !== null && p.aws.redis_url === null)
+          .map(([k]) => `pops.${k}`),
+      ),
+  },
+  {
+    variable: "pops",
+    message:
       'POP aws settings need vpc_id "vpc-...", at least one public and one private subnet "subnet-...", an instance_type such as "c6in.large", 1 <= min_size <= max_size <= 100, traffic_dial from 0 to 100, and redis_url (if set) starting with redis:// or rediss://; not valid: {}.',
     check: (v) =>
       offenders(

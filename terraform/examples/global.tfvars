@@ -1,4 +1,5 @@
-# Example network: 5 regional clusters and 7 POPs worldwide.
+# Example network: 5 regional clusters and 8 POPs worldwide. fra and iad sit next to a cluster
+# (`cluster`) and reach that cluster's Redis over a private link (`aws.redis_url`).
 # Addresses are from the documentation ranges (RFC 5737: 192.0.2.0/24, 198.51.100.0/24,
 # 203.0.113.0/24); replace them with the addresses you allocated. Secrets are NOT here:
 #   export TF_VAR_hint_keys=... TF_VAR_call_id_keys=... TF_VAR_cluster_secret=... TF_VAR_edge_secrets='{}'
@@ -138,6 +139,7 @@ pops = {
       vpc_id             = "vpc-0a1b2c3d4e5f60001"
       public_subnet_ids  = ["subnet-0a1b2c3d4e5f60011", "subnet-0a1b2c3d4e5f60012"]
       private_subnet_ids = ["subnet-0a1b2c3d4e5f60021", "subnet-0a1b2c3d4e5f60022"]
+      redis_url          = "rediss://redis.fra1.internal.example.net:6380"
     }
   }
   lhr = {
@@ -165,6 +167,7 @@ pops = {
       vpc_id             = "vpc-0a1b2c3d4e5f60003"
       public_subnet_ids  = ["subnet-0a1b2c3d4e5f60211", "subnet-0a1b2c3d4e5f60212"]
       private_subnet_ids = ["subnet-0a1b2c3d4e5f60221", "subnet-0a1b2c3d4e5f60222"]
+      redis_url          = "rediss://redis.iad1.internal.example.net:6380"
       instance_type      = "c6in.xlarge"
       min_size           = 3
       max_size           = 8
@@ -190,7 +193,6 @@ pops = {
     longitude      = 103.82
     backbone       = "203.0.113.42:4478"
     backbone_cidrs = ["203.0.113.40/29"]
-    cluster        = "sin1"
     aws = {
       vpc_id             = "vpc-0a1b2c3d4e5f60005"
       public_subnet_ids  = ["subnet-0a1b2c3d4e5f60411", "subnet-0a1b2c3d4e5f60412"]
@@ -217,7 +219,6 @@ pops = {
     longitude      = 151.21
     backbone       = "203.0.113.58:4478"
     backbone_cidrs = ["203.0.113.56/29"]
-    cluster        = "syd1"
     aws = {
       vpc_id             = "vpc-0a1b2c3d4e5f60007"
       public_subnet_ids  = ["subnet-0a1b2c3d4e5f60611", "subnet-0a1b2c3d4e5f60612"]
@@ -231,7 +232,6 @@ pops = {
     longitude      = -46.47
     backbone       = "203.0.113.66:4478"
     backbone_cidrs = ["203.0.113.64/29"]
-    cluster        = "gru1"
     aws = {
       vpc_id             = "vpc-0a1b2c3d4e5f60008"
       public_subnet_ids  = ["subnet-0a1b2c3d4e5f60711", "subnet-0a1b2c3d4e5f60712"]

@@ -43,13 +43,15 @@ const IMAGES = [
     file: "Dockerfile.relay",
     program: "regional/relay",
     entry: "regional/relay/main.ts",
-    portEnv: "RELAY_ADMIN",
+    portEnv: "ADMIN_PORT",
+    portValue: (port: number) => String(port),
   },
   {
     file: "Dockerfile.transceiver",
     program: "regional/transceiver",
     entry: "regional/transceiver/main.ts",
     portEnv: "TRANSCEIVER_HTTP",
+    portValue: (port: number) => `127.0.0.1:${port}`,
   },
 ];
 
@@ -66,7 +68,7 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-describe.each(IMAGES)("$file (static)", ({ file, program, entry, portEnv }) => {
+describe.each(IMAGES)("$file (static)", ({ file, program, entry, portEnv, portValue }) => {
   const d = readDockerfile(file);
   const final = d.stages.at(-1)!;
 
@@ -111,12 +113,12 @@ describe.each(IMAGES)("$file (static)", ({ file, program, entry, portEnv }) => {
   it("HEALTHCHECK exits 0 on /healthz 200, 1 on 503 and 1 when nothing listens", async () => {
     const [cmd, ...args] = healthcheck(d);
     expect(cmd).toBe("node");
-    const env = { PATH: process.env.PATH ?? "", [portEnv]: `127.0.0.1:${port}` };
+    const env = { PATH: process.env.PATH ?? "", [portEnv]: portValue(port) };
     status = 200;
     await expect(run(process.execPath, args, { env })).resolves.toBeDefined();
     status = 503;
     await expect(run(process.execPath, args, { env })).rejects.toMatchObject({ code: 1 });
-    const closed = { PATH: env.PATH, [portEnv]: "127.0.0.1:1" };
+    const closed = { PATH: env.PATH, [portEnv]: portValue(1) };
     await expect(run(process.execPath, args, { env: closed })).rejects.toMatchObject({ code: 1 });
   });
 });

@@ -2,7 +2,8 @@
 // validates against the shared schema and loads in the edge; adding a POP or a cluster is one map
 // entry; bad tfvars are refused with the message an operator needs. (Static: no cloud, no
 // Terraform binary; the edge's KV namespace is a mock.)
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadTopology } from "../../edge/config.ts";
@@ -140,6 +141,51 @@ describe("the example network (static)", () => {
   );
 });
 
+describe("the relay's configuration loader accepts what the POP module deploys (static)", () => {
+  it.skipIf(!existsSync(join(TERRAFORM_DIR, "..", "regional", "relay", "config.ts")))(
+    "the user-data environment and the rendered topology load for a POP relay",
+    async () => {
+      const { json } = await render(example);
+      const dir = mkdtempSync(join(tmpdir(), "gr-relay-cfg-"));
+      try {
+        const topologyFile = join(dir, "topology.json");
+        writeFileSync(topologyFile, json);
+        // The KEY=VALUE lines the instance writes to /etc/global-relay/relay.env.
+        const tpl = readFileSync(join(TERRAFORM_DIR, "modules", "pop", "user-data.sh.tftpl"), "utf8");
+        const body = tpl.slice(tpl.indexOf("<<ENVFILE\n") + 10, tpl.indexOf("\nENVFILE\n"));
+        const values: Record<string, string> = {
+          pop_id: "2",
+          admin_port: "9100",
+          "drain_seconds * 1000": "120000",
+          redis_url: "",
+        };
+        const env: Record<string, string> = {};
+        for (const line of body.split("\n")) {
+          if (line.startsWith("#") || line.startsWith("%{")) continue;
+          const eq = line.indexOf("=");
+          const value = line.slice(eq + 1).replace(/\$\{([^}]+)\}/g, (_, k: string) => values[k] ?? `<${k}>`);
+          env[line.slice(0, eq)] = value;
+        }
+        expect(env.RELAY_ROLE).toBe("pop");
+        env.TOPOLOGY_FILE = topologyFile;
+        env.GR_HINT_KEYS = `1:${Buffer.alloc(32, 3).toString("base64")}`;
+        const { loadConfig } = (await import("../../regional/relay/config.ts")) as {
+          loadConfig: (env: Record<string, string>) => {
+            role: string;
+            id: number;
+            adminPort: number;
+            drainMs: number;
+          };
+        };
+        const cfg = loadConfig(env);
+        expect(cfg).toMatchObject({ role: "pop", id: 2, adminPort: 9100, drainMs: 120000 });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
+});
+
 describe("exactly what outputs.tf renders (static)", () => {
   const tiny = `
 global_vip      = "192.0.2.1:3478"
@@ -162,7 +208,7 @@ pops = {
   zz = {
     id = 9, region = "us-east-1", latitude = 38.9, longitude = -77.04, cluster = "a1"
     backbone = "203.0.113.1:4478", backbone_cidrs = ["203.0.113.0/29"]
-    aws = { vpc_id = "vpc-1", public_subnet_ids = ["subnet-1"], private_subnet_ids = ["subnet-2"] }
+    aws = { vpc_id = "vpc-1", public_subnet_ids = ["subnet-1"], private_subnet_ids = ["subnet-2"], redis_url = "redis://10.0.0.5:6379" }
   }
   aa = {
     id = 3, region = "eu-central-1", latitude = 0.0000001, longitude = 8, vip = "192.0.2.7:3478"
@@ -246,7 +292,11 @@ describe("adding a POP or a cluster is one map entry (static)", () => {
 
     const raw = clone();
     raw.clusters.jnb1 = JNB_CLUSTER;
-    raw.pops.jnb = { ...JNB_POP, cluster: "jnb1" };
+    raw.pops.jnb = {
+      ...JNB_POP,
+      cluster: "jnb1",
+      aws: { ...JNB_POP.aws, redis_url: "rediss://redis.jnb1.internal.example.net:6380" },
+    };
     const after = await render(raw);
     const edge = await loadTopology({ TOPOLOGY: after.json }, 0);
     const plan = planSteering(edge.topology, client, up());
@@ -310,6 +360,7 @@ describe("bad tfvars are refused with the operator's message (static)", () => {
       "Only one POP per AWS region (Global Accelerator takes one endpoint group per region and listener); shared: eu-central-1 by pops.fra and pops.jnb.",
       "A POP's vip port and backbone port must differ (both listen on the POP's load balancer); same port: pops.jnb.",
       "POP cluster must be a key of clusters (the cluster co-located with the POP); unknown: pops.jnb.cluster = nope.",
+      "A POP co-located with a cluster forwards straight to its transceivers and needs aws.redis_url (that cluster's Redis, where transceivers announce themselves); missing: pops.jnb.",
     ]);
   });
 

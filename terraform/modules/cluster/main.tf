@@ -611,10 +611,12 @@ resource "kubernetes_deployment_v1" "relay" {
           image = var.relay_image
           dynamic "env" {
             for_each = merge(local.base_env, {
-              RELAY_ROLE        = "cluster"
-              RELAY_BACKBONE    = "0.0.0.0:${local.backbone_port}"
-              RELAY_ADMIN       = "0.0.0.0:${local.admin_port}"
-              DRAIN_DEADLINE_MS = "30000"
+              RELAY_ROLE = "cluster"
+              # The topology's backbone is the LoadBalancer IP; the pod binds the port locally.
+              RELAY_BIND_HOST = "0.0.0.0"
+              ADMIN_HOST      = "0.0.0.0"
+              ADMIN_PORT      = tostring(local.admin_port)
+              RELAY_DRAIN_MS  = "30000"
             })
             content {
               name  = env.key
