@@ -59,6 +59,11 @@ async function readOffer(c: Context<AppEnv>): Promise<Offer> {
   return session === undefined ? { sdp } : { sdp, session: parseSessionJson(session) };
 }
 
+/** An entity-tag as HTTP wants it (RFC 9110 §8.8.3): the cluster's JSON carries it bare. */
+export function quoteEtag(v: string): string {
+  return /^(W\/)?"[^"]*"$/.test(v) ? v : `"${v.replace(/"/g, "")}"`;
+}
+
 /** A client secret bound to a session config decides the session; the caller may only repeat it. */
 export function resolveSession(
   p: Principal,
@@ -138,7 +143,7 @@ export function registerCalls(app: Hono<AppEnv>): void {
               kind: "answer",
               callId: b.callId,
               sdp: b.sdp,
-              etag: typeof b.etag === "string" ? b.etag : null,
+              etag: res.headers.get("etag") ?? (typeof b.etag === "string" ? quoteEtag(b.etag) : null),
             },
           };
         }

@@ -141,7 +141,9 @@ export class FakeCluster {
           },
         });
       const parsed = JSON.parse(body.toString()) as { sdp: string };
-      return json(201, this.#create(parsed.sdp));
+      const created = this.#create(parsed.sdp);
+      // Like the transceiver: a bare etag in the JSON, the quoted entity-tag in the header.
+      return json(201, created, { etag: `"${created.etag}"` });
     }
     const m = /^\/v1\/sessions\/([^/]+)$/.exec(path);
     if (m) {
@@ -164,12 +166,16 @@ export class FakeCluster {
             error: { type: "invalid_request_error", code: "if_match_required", message: "If-Match required" },
           });
         if (ifMatch === "*") {
-          s.etag = `"${randomBytes(6).toString("hex")}"`;
-          res.writeHead(200, { "content-type": "application/trickle-ice-sdpfrag", etag: s.etag });
+          s.etag = randomBytes(6).toString("hex");
+          res.writeHead(200, { "content-type": "application/trickle-ice-sdpfrag", etag: `"${s.etag}"` });
           res.end("a=ice-ufrag:NEWU\r\na=ice-pwd:newpasswordnewpassword12\r\n");
           return;
         }
-        if (ifMatch !== s.etag)
+        if (
+          String(ifMatch)
+            .replace(/^W\//, "")
+            .replace(/^"(.*)"$/, "$1") !== s.etag
+        )
           return json(412, {
             error: { type: "invalid_request_error", code: "stale_etag", message: "stale" },
           });
@@ -192,7 +198,7 @@ export class FakeCluster {
     transceiverId: number;
   } {
     const callId = mintCallId(this.id, 7, randomBytes(15), nodeMac(this.#ring));
-    const etag = `"${randomBytes(6).toString("hex")}"`;
+    const etag = randomBytes(6).toString("hex");
     this.sessions.set(callId, { etag });
     if (verifyCallId(callId, nodeMac(this.#ring)).ok !== true) throw new Error("self-check");
     return {

@@ -11,6 +11,7 @@ import {
 import { MemoryLimiter } from "../../edge/auth/rate-limit.ts";
 import { sha256Hex } from "../../edge/bytes.ts";
 import { EdgeError } from "../../edge/errors.ts";
+import { quoteEtag } from "../../edge/routes/calls.ts";
 import { checkSdpOffer } from "../../edge/sdp.ts";
 import { OFFER } from "./fixtures.ts";
 
@@ -199,5 +200,14 @@ describe("edge/dev/env-file.ts", () => {
     expect(() =>
       edgeEnvFile({ topologyJson: "{}", apiKeys: [], clusterSecret: "x", callIdKeys: "y" }),
     ).toThrow(/invalid topology/);
+  });
+});
+
+describe("quoteEtag", () => {
+  it("quotes a bare tag and keeps a quoted or weak one", () => {
+    expect(quoteEtag("abc")).toBe('"abc"');
+    expect(quoteEtag('"abc"')).toBe('"abc"');
+    expect(quoteEtag('W/"abc"')).toBe('W/"abc"');
+    expect(quoteEtag('a"b')).toBe('"ab"');
   });
 });
