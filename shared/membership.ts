@@ -3,6 +3,8 @@
 // Redis string at `transceiverKey(cluster, id)` with that TTL (SET ... PX); embedded, an in-memory
 // map holds the same records. The cluster relay's registry and the signalling entry read it.
 
+import { parseHostPort } from "./topology/address.ts";
+
 export const HEARTBEAT_INTERVAL_MS = 2_000;
 export const HEARTBEAT_TTL_MS = 6_000;
 
@@ -41,12 +43,8 @@ export function parseHeartbeat(text: string): TransceiverHeartbeat | null {
   const int16 = (x: unknown): boolean => Number.isInteger(x) && (x as number) >= 1 && (x as number) <= 65535;
   const nonNeg = (x: unknown): boolean => typeof x === "number" && Number.isFinite(x) && x >= 0;
   if (!int16(o.clusterId) || !int16(o.transceiverId)) return null;
-  if (
-    typeof o.backbone !== "string" ||
-    !/^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-fA-F:.]+\]):\d{1,5}$/.test(o.backbone)
-  ) {
-    return null;
-  }
+  // Relays send client datagrams to this address: it must be a literal IP and a real port.
+  if (typeof o.backbone !== "string" || typeof parseHostPort(o.backbone) === "string") return null;
   if (typeof o.signallingUrl !== "string" || !/^https?:\/\//.test(o.signallingUrl)) return null;
   if (!nonNeg(o.load) || !nonNeg(o.capacity) || typeof o.draining !== "boolean" || !nonNeg(o.sentAt))
     return null;
