@@ -410,6 +410,7 @@ export class PopEngine {
       table.mirrored[slot] = tick;
       this.#wheel.schedule(slot, tick + Math.min(this.#idleTicks, this.#mirrorTicks));
       this.stats.flowsRestored++;
+      this.stats.flowsCreated++;
     }
     for (let i = 0; i < p.held.length; i++) {
       const buf = p.held[i]!;
