@@ -126,7 +126,9 @@ const headers = Array.from({ length: N }, (_, i) => {
   writeIpv4(h.clientIp, parseIpv4(`203.0.113.${i}`));
   return h;
 });
-headers.forEach((h, i) => encodeFrameHeader(frameBufs[i]!, 0, h));
+headers.forEach((h, i) => {
+  encodeFrameHeader(frameBufs[i]!, 0, h);
+});
 
 // The createHmac MacSync that regional/common/hmac.ts used before the midstate version.
 function createHmacMac(r: Keyring): MacSync {
