@@ -109,10 +109,11 @@ export const CITIES: Record<
 export function topologyFor(
   urls: Record<string, string>,
   overrides: Partial<Record<string, Partial<ClusterSpec>>> = {},
+  globalVip = "198.51.100.10:3478",
 ): Topology {
   const raw = {
     version: 1,
-    globalVip: "198.51.100.10:3478",
+    globalVip,
     defaultClusterId: 1,
     clusters: CLUSTERS.map((c) => ({
       ...c,
