@@ -132,10 +132,9 @@ describe("bad input gets a precise 4xx and leaves other sessions alone", () => {
       ],
       [
         {
-          sdp:
-            audioOnly
-              .replace(/m=audio 9 UDP\/TLS\/RTP\/SAVPF .*/, "m=audio 9 UDP/TLS/RTP/SAVPF 9")
-              .replace(/a=rtpmap:.*\r\n|a=fmtp:.*\r\n/g, "") + "a=rtpmap:9 G722/8000\r\n",
+          sdp: `${audioOnly
+            .replace(/m=audio 9 UDP\/TLS\/RTP\/SAVPF .*/, "m=audio 9 UDP/TLS/RTP/SAVPF 9")
+            .replace(/a=rtpmap:.*\r\n|a=fmtp:.*\r\n/g, "")}a=rtpmap:9 G722/8000\r\n`,
         },
         422,
         "no_acceptable_codec",
