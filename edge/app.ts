@@ -50,6 +50,21 @@ export function createApp(): Hono<AppEnv> {
   registerClientSecrets(app);
   registerWs(app);
   registerMetrics(app);
+  // A known path with another method: 405 with Allow, not 404.
+  for (const [path, allow] of [
+    ["/v1/realtime/calls", "POST, OPTIONS"],
+    ["/v1/realtime/calls/:id", "GET, PATCH, DELETE, OPTIONS"],
+    ["/v1/realtime/calls/:id/hangup", "POST, OPTIONS"],
+    ["/v1/realtime/client_secrets", "POST, OPTIONS"],
+    ["/v1/realtime/ws", "GET"],
+    ["/v1/regions", "GET, OPTIONS"],
+    ["/healthz", "GET"],
+    ["/internal/metrics", "GET"],
+  ] as const) {
+    app.all(path, () => {
+      throw Errors.methodNotAllowed(allow);
+    });
+  }
   app.notFound((c) => c.json(errorBody(Errors.notFound()), 404));
   app.onError((err, c) => {
     const e = err instanceof EdgeError ? err : Errors.internal();

@@ -93,8 +93,10 @@ export const Errors = {
   invalidRequest: (code: string, message: string) => bad(code, message),
   callNotFound: () => new EdgeError(404, "not_found_error", "call_not_found", "no such call"),
   notFound: () => new EdgeError(404, "not_found_error", "not_found", "no such route"),
-  methodNotAllowed: () =>
-    new EdgeError(405, "invalid_request_error", "method_not_allowed", "method not allowed on this route"),
+  methodNotAllowed: (allow: string) =>
+    new EdgeError(405, "invalid_request_error", "method_not_allowed", `this route allows ${allow}`, {
+      allow,
+    }),
   upgradeRequired: () =>
     new EdgeError(426, "invalid_request_error", "upgrade_required", "this route speaks WebSocket only", {
       upgrade: "websocket",

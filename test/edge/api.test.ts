@@ -237,6 +237,13 @@ describe("request validation", () => {
     expect(await errorOf(res)).toMatchObject({ status: 400, code: "invalid_session" });
   });
 
+  it("405 with Allow for a known route and another method", async () => {
+    const res = await e.fetch("/v1/realtime/calls", { method: "PUT", headers: auth() });
+    expect(res.headers.get("allow")).toBe("POST, OPTIONS");
+    expect(await errorOf(res)).toMatchObject({ status: 405, code: "method_not_allowed" });
+    expect((await e.fetch("/v1/realtime/calls/rtc_x/hangup", { method: "GET" })).status).toBe(405);
+  });
+
   it("404 JSON for an unknown route", async () => {
     expect(await errorOf(await e.fetch("/v2/nothing"))).toMatchObject({ status: 404, code: "not_found" });
   });
