@@ -55,12 +55,13 @@ let sink = 0;
 
 /** Runs `body(iterations)` in rounds; `body` does `iterations` operations. */
 function measure(name: string, body: (n: number) => void, target?: number): Result {
-  // calibrate: grow the batch until one batch takes >= 20 ms, warming the JIT on the way
+  // calibrate: grow the batch until one batch takes >= 20 ms of CPU, warming the JIT on the way
   let batch = 1024;
   for (;;) {
-    const t0 = performance.now();
+    const c0 = process.cpuUsage();
     body(batch);
-    if (performance.now() - t0 >= 20 || batch >= 1 << 28) break;
+    const c = process.cpuUsage(c0);
+    if (c.user + c.system >= 20_000 || batch >= 1 << 28) break;
     batch *= 2;
   }
   const perRound = Math.max(1, Math.round(ROUND_MS / 20)) * batch;
