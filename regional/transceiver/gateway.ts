@@ -462,6 +462,15 @@ async function main(): Promise<void> {
     throw e;
   }
   const g = await Gateway.start(cfg, log);
+  const stop = async (signal: string): Promise<void> => {
+    log.info("stopping", { signal });
+    await g.stop();
+    await cfg.membership?.close();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+  // Handlers first: a supervisor may signal as soon as it reads the ready line.
   process.stdout.write(
     `${JSON.stringify({
       msg: "ready",
@@ -472,14 +481,6 @@ async function main(): Promise<void> {
       membership: cfg.transceivers.size > 0 ? "static" : "redis",
     })}\n`,
   );
-  const stop = async (signal: string): Promise<void> => {
-    log.info("stopping", { signal });
-    await g.stop();
-    await cfg.membership?.close();
-    process.exit(0);
-  };
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
 }
 
 if (import.meta.main) await main();

@@ -26,18 +26,6 @@ const membership: MembershipStore = config.redisUrl
   ? new RedisMembership(config.redisUrl)
   : new MemoryMembership();
 const t = await startTransceiver(config, { log, membership });
-process.stdout.write(
-  `${JSON.stringify({
-    msg: "ready",
-    svc: "transceiver",
-    clusterId: config.clusterId,
-    transceiverId: config.transceiverId,
-    udp: t.backbone,
-    http: t.httpUrl,
-    backend: config.backendUrl,
-    membership: config.redisUrl ? "redis" : "memory",
-  })}\n`,
-);
 let stopping = false;
 const exit = async (how: "drain" | "stop"): Promise<void> => {
   if (stopping && how === "drain") return;
@@ -50,3 +38,16 @@ const exit = async (how: "drain" | "stop"): Promise<void> => {
 };
 process.on("SIGTERM", () => void exit("drain"));
 process.on("SIGINT", () => void exit("stop"));
+// Handlers first: a supervisor may signal as soon as it reads the ready line.
+process.stdout.write(
+  `${JSON.stringify({
+    msg: "ready",
+    svc: "transceiver",
+    clusterId: config.clusterId,
+    transceiverId: config.transceiverId,
+    udp: t.backbone,
+    http: t.httpUrl,
+    backend: config.backendUrl,
+    membership: config.redisUrl ? "redis" : "memory",
+  })}\n`,
+);
