@@ -263,7 +263,7 @@ else {
   console.log(row("WebSocket direct", swa));
   console.log(row("WebSocket through edge", swb));
   console.log(
-    `edge adds (HTTP): p50 ${result.http.addedP50Ms} ms, p99 ${result.http.addedP99Ms} ms (p50 ratio ${result.http.ratioP50}x), of which the edge's logic (vs bare proxy) p50 ${result.http.logicP50Ms} ms; WebSocket: p50 ${result.ws.addedP50Ms} ms, p99 ${result.ws.addedP99Ms} ms`,
+    `edge adds (HTTP) p50 ${result.http.addedP50Ms} ms (ratio ${result.http.ratioP50}x), of which its own logic (edge − bare proxy) ${result.http.logicP50Ms} ms; p99 ${sb.p99} ms through the edge vs ${sa.p99} ms direct (tails follow machine load). WebSocket adds p50 ${result.ws.addedP50Ms} ms per offer.`,
   );
   console.log(JSON.stringify(result));
 }
