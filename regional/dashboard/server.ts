@@ -4,10 +4,14 @@ import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
+import { promisify } from "node:util";
+import { gzip } from "node:zlib";
 import type { Logger } from "../common/log.ts";
 import type { Filters } from "./core/evaluate.ts";
 import { FILTER_LABELS, PANELS } from "./panels.ts";
-import type { DataSource, PanelsRequest } from "./source.ts";
+import type { DataSource, PanelsRequest, PanelsResponse } from "./source.ts";
+
+const gzipAsync = promisify(gzip);
 
 interface StaticFile {
   type: string;
@@ -37,6 +41,16 @@ const SECURITY_HEADERS = {
   "content-security-policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
   "referrer-policy": "no-referrer",
 };
+
+/** Rounds every value to `digits` significant digits (the page asks for 6: it prints at most 3). */
+export function roundPanels(data: PanelsResponse, digits: number): void {
+  for (const p of data.panels)
+    for (const s of p.series)
+      for (let i = 0; i < s.values.length; i++) {
+        const v = s.values[i];
+        if (v !== null && v !== undefined && v !== 0) s.values[i] = Number(v.toPrecision(digits));
+      }
+}
 
 export class RequestError extends Error {
   override name = "RequestError";
@@ -83,13 +97,22 @@ export async function startServer(
   log?: Logger,
 ): Promise<DashboardServer> {
   const files = loadStatic();
-  const json = (res: ServerResponse, status: number, body: unknown) => {
+  const json = async (res: ServerResponse, status: number, body: unknown, req?: IncomingMessage) => {
     const text = JSON.stringify(body);
-    res.writeHead(status, {
+    const headers: Record<string, string> = {
       "content-type": "application/json; charset=utf-8",
       "cache-control": "no-store",
+      vary: "accept-encoding",
       ...SECURITY_HEADERS,
-    });
+    };
+    // Panel data is mostly digits: gzip shrinks it ~4x for pages reading a remote dashboard.
+    if (text.length > 1024 && /\bgzip\b/.test(String(req?.headers["accept-encoding"] ?? ""))) {
+      const z = await gzipAsync(text, { level: 4 });
+      res.writeHead(status, { ...headers, "content-encoding": "gzip", "content-length": String(z.length) });
+      res.end(z);
+      return;
+    }
+    res.writeHead(status, headers);
     res.end(text);
   };
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -114,7 +137,7 @@ export async function startServer(
       case "/healthz":
         return json(res, 200, { status: "ok" });
       case "/api/meta":
-        return json(res, 200, await source.meta());
+        return json(res, 200, await source.meta(), req);
       case "/api/panels": {
         let r: PanelsRequest;
         try {
@@ -124,7 +147,15 @@ export async function startServer(
             return json(res, 400, { error: { type: "invalid_request", message: e.message } });
           throw e;
         }
-        return json(res, 200, await source.panels(r));
+        const data = await source.panels(r);
+        const digits = url.searchParams.get("digits");
+        if (digits !== null) {
+          const d = Number(digits);
+          if (!Number.isInteger(d) || d < 1 || d > 17)
+            return json(res, 400, { error: { type: "invalid_request", message: "digits: integer 1-17" } });
+          roundPanels(data, d);
+        }
+        return json(res, 200, data, req);
       }
       default:
         return json(res, 404, { error: { type: "not_found", message: "no such path" } });
@@ -133,7 +164,8 @@ export async function startServer(
   const server = createServer((req, res) => {
     handle(req, res).catch((e: unknown) => {
       log?.error("request failed", { path: req.url?.split("?")[0], error: e as Error });
-      if (!res.headersSent) json(res, 502, { error: { type: "upstream", message: (e as Error).message } });
+      if (!res.headersSent)
+        void json(res, 502, { error: { type: "upstream", message: (e as Error).message } });
       else res.destroy();
     });
   });

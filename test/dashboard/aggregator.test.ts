@@ -154,6 +154,17 @@ describe("local aggregator over real HTTP", () => {
     const lib = await fetch(`${base}/vendor/uPlot.iife.min.js`);
     expect(lib.status).toBe(200);
     expect(await lib.text()).toContain("uPlot");
+    // Large API answers are gzipped for clients that accept it (fetch decompresses transparently).
+    const big = await fetch(`${base}/api/panels?range=600`, { headers: { "accept-encoding": "gzip" } });
+    expect(big.headers.get("content-encoding")).toBe("gzip");
+    expect(((await big.json()) as PanelsResponse).panels.length).toBeGreaterThan(20);
+    const rounded = await getJson<PanelsResponse>(
+      `${base}/api/panels?range=600&digits=3&panels=first_hop_rtt`,
+    );
+    expect(rounded.panels[0]!.series.find((s) => s.group.pop === "1" && s.ref === "p50")!.values.at(-1)).toBe(
+      0.00813,
+    );
+    expect((await fetch(`${base}/api/panels?digits=0`)).status).toBe(400);
     expect((await fetch(`${base}/api/panels?range=abc`)).status).toBe(400);
     expect((await fetch(`${base}/api/panels?panels=nope`)).status).toBe(400);
     expect((await fetch(`${base}/nope`)).status).toBe(404);

@@ -7,7 +7,7 @@
 import type { FilterLabel, PanelDef } from "../panels.ts";
 import { QUANTILES, quantileRef } from "../panels.ts";
 import { upsert } from "./map.ts";
-import { type Bucket, histogramQuantile, parseLe } from "./quantile.ts";
+import { parseLe, prepareCounts, sortedQuantile } from "./quantile.ts";
 import type { Series, SnapshotStore } from "./store.ts";
 
 export type Filters = Partial<Record<FilterLabel, readonly string[]>>;
@@ -148,6 +148,15 @@ function evaluateQuantile(
     if (matches(s, p, req.filters)) group(s).members.counts.push(s);
 
   for (const g of sortGroups(groups)) {
+    // Bounds sorted and merged once per group; per point only the counts change.
+    const members = g.members.buckets.sort((a, b) => a.le - b.le);
+    const les: number[] = [];
+    const slot = new Int32Array(members.length);
+    members.forEach((m, i) => {
+      if (les.length === 0 || les[les.length - 1] !== m.le) les.push(m.le);
+      slot[i] = les.length - 1;
+    });
+    const counts = new Float64Array(les.length);
     const rows = QUANTILES.map((q) => ({ q, values: [] as (number | null)[] }));
     const n: (number | null)[] = [];
     for (const i of seqs) {
@@ -157,12 +166,11 @@ function evaluateQuantile(
         n.push(null);
         continue;
       }
-      const buckets: Bucket[] = g.members.buckets.map((b) => ({
-        le: b.le,
-        count: increase(store, b.s, i, j),
-      }));
+      counts.fill(0);
+      for (let k = 0; k < members.length; k++) counts[slot[k]!]! += increase(store, members[k]!.s, i, j);
+      prepareCounts(counts, les.length);
       for (const r of rows) {
-        const v = buckets.length ? histogramQuantile(r.q, buckets) : Number.NaN;
+        const v = sortedQuantile(r.q, les, counts, les.length);
         r.values.push(Number.isFinite(v) ? v : null);
       }
       let count = 0;

@@ -30,52 +30,77 @@ export function histogramQuantile(q: number, input: readonly Bucket[]): number {
   if (input.length === 0) return Number.NaN;
   const sorted = [...input].sort((a, b) => a.le - b.le);
   if (sorted[sorted.length - 1]!.le !== Number.POSITIVE_INFINITY) return Number.NaN;
-
   // Merge equal bounds (several series summed into one group can repeat a bound).
-  const b: Bucket[] = [];
+  const les: number[] = [];
+  const counts: number[] = [];
   for (const x of sorted) {
-    const last = b[b.length - 1];
-    if (last !== undefined && last.le === x.le) last.count += x.count;
-    else b.push({ le: x.le, count: x.count });
+    const n = les.length;
+    if (n > 0 && les[n - 1] === x.le) counts[n - 1]! += x.count;
+    else {
+      les.push(x.le);
+      counts.push(x.count);
+    }
   }
-  // Tiny float noise from summed rates must not break the monotonic search below.
-  let prev = b[0]!.count;
-  for (let i = 1; i < b.length; i++) {
-    const cur = b[i]!.count;
+  prepareCounts(counts, counts.length);
+  return sortedQuantile(q, les, counts, les.length);
+}
+
+/**
+ * Makes cumulative counts usable for the rank search, in place, as PromQL does: tiny float noise
+ * (relative 1e-12) between neighbours is flattened, then counts are forced monotonic (the
+ * envelope), which hides exporters whose buckets disagree.
+ */
+export function prepareCounts(counts: { [i: number]: number }, n: number): void {
+  if (n === 0) return;
+  let prev = counts[0]!;
+  for (let i = 1; i < n; i++) {
+    const cur = counts[i]!;
     const delta = Math.abs(cur - prev);
     if (delta === 0) continue;
-    if (delta / cur <= 1e-12) b[i]!.count = prev;
+    if (delta / cur <= 1e-12) counts[i] = prev;
     else prev = cur;
   }
-  // Force monotonic counts (the envelope), as PromQL does for inconsistent exporters.
-  let max = b[0]!.count;
-  for (let i = 1; i < b.length; i++) {
-    if (b[i]!.count > max) max = b[i]!.count;
-    else b[i]!.count = max;
+  let max = counts[0]!;
+  for (let i = 1; i < n; i++) {
+    if (counts[i]! > max) max = counts[i]!;
+    else counts[i] = max;
   }
-  if (b.length < 2) return Number.NaN;
-  const observations = b[b.length - 1]!.count;
-  if (!(observations > 0)) return Number.NaN;
+}
 
+/**
+ * The quantile of `n` buckets with strictly increasing bounds (the last +Inf) and prepared counts
+ * (prepareCounts). Allocation-free: the dashboard runs it for every point of every group.
+ */
+export function sortedQuantile(
+  q: number,
+  les: { readonly [i: number]: number },
+  counts: { readonly [i: number]: number },
+  n: number,
+): number {
+  if (Number.isNaN(q)) return Number.NaN;
+  if (q < 0) return Number.NEGATIVE_INFINITY;
+  if (q > 1) return Number.POSITIVE_INFINITY;
+  if (n < 2 || les[n - 1] !== Number.POSITIVE_INFINITY) return Number.NaN;
+  const observations = counts[n - 1]!;
+  if (!(observations > 0)) return Number.NaN;
   let rank = q * observations;
   // First bucket (excluding +Inf) whose cumulative count reaches the rank.
   let lo = 0;
-  let hi = b.length - 1;
+  let hi = n - 1;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (b[mid]!.count >= rank) hi = mid;
+    if (counts[mid]! >= rank) hi = mid;
     else lo = mid + 1;
   }
-  const idx = lo;
-  if (idx === b.length - 1) return b[b.length - 2]!.le;
-  if (idx === 0 && b[0]!.le <= 0) return b[0]!.le;
+  if (lo === n - 1) return les[n - 2]!;
+  if (lo === 0 && les[0]! <= 0) return les[0]!;
   let start = 0;
-  const end = b[idx]!.le;
-  let count = b[idx]!.count;
-  if (idx > 0) {
-    start = b[idx - 1]!.le;
-    count -= b[idx - 1]!.count;
-    rank -= b[idx - 1]!.count;
+  const end = les[lo]!;
+  let count = counts[lo]!;
+  if (lo > 0) {
+    start = les[lo - 1]!;
+    count -= counts[lo - 1]!;
+    rank -= counts[lo - 1]!;
   }
   return start + (end - start) * (rank / count);
 }

@@ -257,7 +257,9 @@
       }
       const q = new URLSearchParams(selectedFilters());
       q.set("range", $("#f-range").value);
-      q.set("points", String(Math.min(600, Math.max(60, Math.floor(window.innerWidth / 3)))));
+      // A chart is about a third of the window wide: more points than pixels would not show.
+      q.set("points", String(Math.min(600, Math.max(60, Math.floor(window.innerWidth / 4)))));
+      q.set("digits", "6");
       const res = await getJson(`/api/panels?${q}`);
       if (gen !== state.gen) return; // a newer refresh (filter change) owns the loop
       render(res);
