@@ -24,6 +24,12 @@ export function bearerToken(header: string | null | undefined): string {
   return m[1]!;
 }
 
+function mintedByListedKey(sub: string, hashes: ApiKeyHashes): boolean {
+  if (!/^[0-9a-f]{12}$/.test(sub)) return false;
+  for (const h of hashes) if (h.startsWith(sub)) return true;
+  return false;
+}
+
 export async function authenticate(
   token: string,
   hashes: ApiKeyHashes,
@@ -35,6 +41,8 @@ export async function authenticate(
     if (!secretKeys) throw Errors.invalidClientSecret();
     const r = await verifyClientSecret(token, secretKeys, nowMs, graceS);
     if (!r.ok) throw r.reason === "expired" ? Errors.expiredClientSecret() : Errors.invalidClientSecret();
+    // Revoking an API key (removing its hash) revokes every secret it minted, at once.
+    if (!mintedByListedKey(r.claims.sub, hashes)) throw Errors.invalidClientSecret();
     const p: Principal = {
       kind: "client_secret",
       id: r.claims.jti,

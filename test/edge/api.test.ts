@@ -1,6 +1,7 @@
 // The calls API at the edge in real workerd: every auth path, every 4xx path, client secrets,
 // follow-ups routed by call id alone (WHIP PATCH rules), CORS, regions, health, metrics, and no
 // secret in any response or log line.
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { importClientSecretKeys, mintClientSecret } from "../../edge/auth/client-secret.ts";
 import { nodeMac } from "../../regional/common/hmac.ts";
@@ -35,6 +36,7 @@ afterAll(async () => {
   for (const f of clusters.values()) await f.stop();
 });
 
+const keyId = createHash("sha256").update(secrets.apiKey).digest("hex").slice(0, 12);
 const auth = (token = secrets.apiKey) => ({ authorization: `Bearer ${token}` });
 const sdpHeaders = (token = secrets.apiKey) => ({ ...auth(token), "content-type": "application/sdp" });
 const create = (headers: Record<string, string> = sdpHeaders(), body: BodyInit = OFFER) =>
@@ -98,17 +100,28 @@ describe("authentication", () => {
 
   it("rejects an expired client secret, and one signed with another key", async () => {
     const keys = await importClientSecretKeys(secrets.clientSecretKey);
-    const expired = await mintClientSecret(keys, { subject: "t", nowMs: Date.now() - 3_700_000, ttlS: 60 });
+    const expired = await mintClientSecret(keys, { subject: keyId, nowMs: Date.now() - 3_700_000, ttlS: 60 });
     expect(await errorOf(await create(sdpHeaders(expired.value)))).toMatchObject({
       status: 401,
       code: "expired_client_secret",
     });
     const other = await importClientSecretKeys(Buffer.alloc(32, 5).toString("base64"));
-    const forged = await mintClientSecret(other, { subject: "t", nowMs: Date.now(), ttlS: 60 });
+    const forged = await mintClientSecret(other, { subject: keyId, nowMs: Date.now(), ttlS: 60 });
     expect(await errorOf(await create(sdpHeaders(forged.value)))).toMatchObject({
       status: 401,
       code: "invalid_client_secret",
     });
+  });
+
+  it("a client secret dies with the API key that minted it", async () => {
+    const keys = await importClientSecretKeys(secrets.clientSecretKey);
+    const orphan = await mintClientSecret(keys, { subject: "0123456789ab", nowMs: Date.now(), ttlS: 60 });
+    expect(await errorOf(await create(sdpHeaders(orphan.value)))).toMatchObject({
+      status: 401,
+      code: "invalid_client_secret",
+    });
+    const good = await mintClientSecret(keys, { subject: keyId, nowMs: Date.now(), ttlS: 60 });
+    expect((await create(sdpHeaders(good.value))).status).toBe(201);
   });
 
   it("binds a client secret to its session config", async () => {
@@ -355,8 +368,12 @@ describe("follow-ups route by call id alone", () => {
     const { location } = await newCall();
     expect((await e.fetch(location, { method: "DELETE" })).status).toBe(401);
     const keys = await importClientSecretKeys(secrets.clientSecretKey);
-    const lapsed = await mintClientSecret(keys, { subject: "t", nowMs: Date.now() - 700_000, ttlS: 600 });
-    const ancient = await mintClientSecret(keys, { subject: "t", nowMs: Date.now() - 5_000_000, ttlS: 600 });
+    const lapsed = await mintClientSecret(keys, { subject: keyId, nowMs: Date.now() - 700_000, ttlS: 600 });
+    const ancient = await mintClientSecret(keys, {
+      subject: keyId,
+      nowMs: Date.now() - 5_000_000,
+      ttlS: 600,
+    });
     expect((await e.fetch(location, { headers: auth(ancient.value) })).status).toBe(401);
     expect((await e.fetch(location, { method: "DELETE", headers: auth(lapsed.value) })).status).toBe(204);
   });

@@ -149,8 +149,13 @@ describe("API keys and bearer tokens", () => {
         (e: EdgeError) => e.code,
       );
     expect(await codeOf(authenticate("sk-2", hashes, keys, 0))).toBe("invalid_api_key");
-    const { value } = await mintClientSecret(keys, { subject: "x", nowMs: 0, ttlS: 10 });
-    expect(await authenticate(value, hashes, keys, 9_999)).toMatchObject({ kind: "client_secret", sub: "x" });
+    const sub = apiKeyId(await sha256Hex("sk-1"));
+    const { value } = await mintClientSecret(keys, { subject: sub, nowMs: 0, ttlS: 10 });
+    expect(await authenticate(value, hashes, keys, 9_999)).toMatchObject({ kind: "client_secret", sub });
+    // Revoking the minting key revokes the secret.
+    expect(await codeOf(authenticate(value, parseApiKeyHashes(await sha256Hex("sk-other")), keys, 0))).toBe(
+      "invalid_client_secret",
+    );
     expect(await codeOf(authenticate(value, hashes, keys, 10_000))).toBe("expired_client_secret");
     expect(await codeOf(authenticate(value, hashes, null, 0))).toBe("invalid_client_secret");
     expect(await codeOf(authenticate("ek_garbage", hashes, keys, 0))).toBe("invalid_client_secret");
