@@ -216,3 +216,61 @@ describe("quoteEtag", () => {
     expect(quoteEtag('a"b')).toBe('"ab"');
   });
 });
+
+describe("Telemetry", () => {
+  it("writes one Analytics Engine point per steered call (mock dataset) and Prometheus series", async () => {
+    const { EdgeMetrics, Telemetry } = await import("../../edge/metrics/telemetry.ts");
+    const points: unknown[] = [];
+    const t = new Telemetry(new EdgeMetrics(), { writeDataPoint: (p) => points.push(p) });
+    t.callSteered({
+      route: "calls.create",
+      status: 201,
+      region: "EU",
+      cluster: "fra",
+      colo: "FRA",
+      country: "DE",
+      basis: "coordinates",
+      totalMs: 12,
+      clusterMs: 9,
+      attempts: 1,
+    });
+    t.requestServed("calls.create", 201);
+    t.failedOver("iad");
+    expect(points).toEqual([
+      {
+        indexes: ["fra"],
+        blobs: ["calls.create", "EU", "fra", "FRA", "DE", "201", "coordinates"],
+        doubles: [12, 9, 1],
+      },
+    ]);
+    const text = t.metrics.registry.render();
+    expect(text).toContain(
+      'gr_edge_signalling_seconds_bucket{region="EU",cluster="fra",stage="total",le="0.025"} 1',
+    );
+    expect(text).toContain(
+      'gr_edge_signalling_seconds_bucket{region="EU",cluster="fra",stage="cluster_hop",le="0.01"} 1',
+    );
+    expect(text).toContain('gr_edge_requests_total{route="calls.create",status="201"} 1');
+    expect(text).toContain('gr_edge_failovers_total{cluster="iad"} 1');
+    // A failing dataset never fails the call.
+    const broken = new Telemetry(new EdgeMetrics(), {
+      writeDataPoint: () => {
+        throw new Error("quota");
+      },
+    });
+    expect(() =>
+      broken.callSteered({
+        route: "ws",
+        status: 200,
+        region: "EU",
+        cluster: "fra",
+        colo: "",
+        country: "",
+        basis: "default",
+        totalMs: 1,
+        clusterMs: 1,
+        attempts: 1,
+      }),
+    ).not.toThrow();
+  });
+});
