@@ -17,7 +17,7 @@ import { PrometheusSource } from "../../regional/dashboard/prometheus.ts";
 import type { PanelsResponse } from "../../regional/dashboard/source.ts";
 import { which } from "../../scripts/lib/system-deps.ts";
 import { freePort } from "../support/ports.ts";
-import { getJson, type MetricsServer, serveRegistry } from "./support.ts";
+import { getJson, type MetricsServer, serveRegistry, startProcess } from "./support.ts";
 
 interface Vector {
   status: string;
@@ -205,6 +205,27 @@ describe("local aggregator vs a real Prometheus", () => {
     expect(meta.targets.map((t) => [t.name, t.up])).toEqual([
       [`relay-pop 127.0.0.1:${promServer.port}`, true],
     ]);
+  });
+
+  it("runs as a process in production mode (PROMETHEUS_URL)", async () => {
+    const child = await startProcess("regional/dashboard/main.ts", {
+      DASHBOARD_HTTP: "127.0.0.1:0",
+      PROMETHEUS_URL: promUrl,
+      DASHBOARD_WINDOW_S: "3600",
+    });
+    try {
+      expect(child.ready.mode).toBe("prometheus");
+      const url = child.ready.url as string;
+      const meta = await getJson<{ mode: string; refreshMs: number }>(`${url}api/meta`);
+      expect(meta).toMatchObject({ mode: "prometheus", refreshMs: 5000 });
+      const res = await getJson<PanelsResponse>(`${url}api/panels?range=60&panels=first_hop_rtt`);
+      expect(res.errors).toEqual([]);
+      expect(last(res, "first_hop_rtt", { pop: "1" }, "p95")).toBeCloseTo(0.3 + 0.2 * (5 / 10), 9);
+      child.proc.kill("SIGTERM");
+      expect(await child.exited).toBe(0);
+    } finally {
+      child.proc.kill("SIGKILL");
+    }
   });
 
   it("accepts every Grafana query (no PromQL syntax or type errors)", async () => {
