@@ -113,6 +113,17 @@ int main(int argc, char **argv) {
   hist = calloc(HBUCKETS, sizeof(uint32_t));
   run_tag = (uint32_t)now_ns() ^ (uint32_t)getpid() << 16;
 
+  sink_fd = socket(AF_INET, SOCK_DGRAM, 0);
+  int rbuf = 4 << 20;
+  setsockopt(sink_fd, SOL_SOCKET, SO_RCVBUF, &rbuf, sizeof rbuf);
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(sink_port)};
+  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  if (bind(sink_fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+    perror("bind sink");
+    return 1;
+  }
+  struct timeval rto = {0, 20000};
+  setsockopt(sink_fd, SOL_SOCKET, SO_RCVTIMEO, &rto, sizeof rto);
   struct sockaddr_in dst = {.sin_family = AF_INET, .sin_port = htons(port)};
   inet_pton(AF_INET, ip, &dst.sin_addr);
   FILE *ff = strcmp(argv[9], "-") == 0 ? NULL : fopen(argv[9], "rb");
@@ -148,16 +159,6 @@ int main(int argc, char **argv) {
   }
   if (ff) fclose(ff);
 
-  sink_fd = socket(AF_INET, SOCK_DGRAM, 0);
-  setsockopt(sink_fd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof bufsz);
-  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(sink_port)};
-  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-  if (bind(sink_fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-    perror("bind sink");
-    return 1;
-  }
-  struct timeval rto = {0, 20000};
-  setsockopt(sink_fd, SOL_SOCKET, SO_RCVTIMEO, &rto, sizeof rto);
   usleep(300000); /* let the init packets open the flows */
   pthread_t th;
   pthread_create(&th, NULL, sink_thread, NULL);

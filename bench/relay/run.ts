@@ -117,7 +117,7 @@ function maxRate(t: Target, genCpus: string | null): { pps: number; at: Trial } 
   let lo = 0;
   let hi = 0;
   let best: Trial | null = null;
-  for (let rate = 10_000; rate <= 400_000; rate *= 1.4) {
+  for (let rate = 20_000; rate <= 400_000; rate *= 1.4) {
     const r = ok(rate);
     if (r === null) {
       hi = rate;
@@ -296,27 +296,12 @@ interface Row {
   halfLoad: { rate: number; p50: number; p99: number; addedP50: number; addedP99: number } | null;
 }
 
-function measure(t: Target, genCpus: string | null, direct: (rate: number) => Trial): Row {
-  log(`${t.name}: searching the rate with < 0.1% loss`);
-  const { pps } = maxRate(t, genCpus);
-  // CPU per packet at 80% of the maximum (steady, no loss).
-  const steady = trial(t, pps * 0.8, genCpus);
-  const usPerPacket = steady.received > 0 ? (steady.cpuSeconds * 1e6) / steady.received : 0;
-  const half = trial(t, pps * 0.5, genCpus);
-  const base = direct(pps * 0.5);
-  return {
-    name: t.name,
-    pps: Math.round(pps),
-    usPerPacket: Number(usPerPacket.toFixed(2)),
-    ppsPerCpuSecond: usPerPacket > 0 ? Math.round(1e6 / usPerPacket) : 0,
-    halfLoad: {
-      rate: Math.round(pps * 0.5),
-      p50: half.p50_us,
-      p99: half.p99_us,
-      addedP50: half.p50_us - base.p50_us,
-      addedP99: half.p99_us - base.p99_us,
-    },
-  };
+const CPU_RATE = 20_000;
+const CPU_ROUNDS = 3;
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? 0;
 }
 
 async function main(): Promise<void> {
@@ -324,7 +309,6 @@ async function main(): Promise<void> {
   const twoCores = cpus().length >= 2;
   const fwdCpus = twoCores ? "0" : null;
   const genCpus = twoCores ? "1" : null;
-  const rows: Row[] = [];
   const directSink = freePort();
   const directTarget: Target = {
     name: "direct (no forwarder)",
@@ -337,32 +321,28 @@ async function main(): Promise<void> {
   };
   const direct = (rate: number): Trial => trial(directTarget, rate, genCpus);
 
-  const fwd = await startForwarder(fwdCpus);
-  try {
-    rows.push(measure(fwd.target, genCpus, direct));
-  } finally {
-    fwd.proc.stop();
-  }
-
-  const relay = await startRelay(1, fwdCpus);
-  try {
-    rows.push(measure(relay.target, genCpus, direct));
-  } finally {
-    relay.proc.stop();
-  }
-
+  // Everything under test runs at once, pinned to the first core, idle unless loaded.
+  const procs: Proc[] = [];
+  const targets: Target[] = [];
   let coturnNote = "";
-  if (existsSync("/usr/bin/turnserver")) {
-    try {
-      const sinkPort = freePort();
-      const turn = await startCoturn(DIR, fwdCpus);
+  try {
+    const fwd = await startForwarder(fwdCpus);
+    procs.push(fwd.proc);
+    targets.push(fwd.target);
+    const relay = await startRelay(1, fwdCpus);
+    procs.push(relay.proc);
+    targets.push(relay.target);
+    if (existsSync("/usr/bin/turnserver")) {
       try {
+        const sinkPort = freePort();
+        const turn = await startCoturn(DIR, fwdCpus);
+        procs.push({ pid: turn.pid, stop: turn.stop });
         const flows = await setupTurn(turn.port, sinkPort, FLOWS);
         const file = flowFile(
           "turn",
           flows.map((f) => ({ localPort: f.localPort, prefix: f.channelHeader(PAYLOAD) })),
         );
-        const target: Target = {
+        targets.push({
           name: "coturn (TURN ChannelData)",
           port: turn.port,
           sinkPort,
@@ -370,70 +350,104 @@ async function main(): Promise<void> {
           flowFile: () => file,
           pid: () => turn.pid,
           cpuList: fwdCpus,
-        };
-        rows.push(measure(target, genCpus, direct));
-      } finally {
-        turn.stop();
+        });
+      } catch (e) {
+        coturnNote = `coturn not measured: ${(e as Error).message}`;
+        log(coturnNote);
       }
-    } catch (e) {
-      coturnNote = `coturn not measured: ${(e as Error).message}`;
-      log(coturnNote);
-    }
-  } else coturnNote = "coturn not installed (apt-get install -y coturn)";
+    } else coturnNote = "coturn not installed (apt-get install -y coturn)";
 
-  // Scaling: one vs two workers, nothing pinned (the generator shares the two cores).
-  const scaling: { workers: number; pps: number }[] = [];
-  for (const workers of [1, 2]) {
-    const r = await startRelay(workers, null);
-    try {
-      log(`scaling: ${workers} worker(s)`);
-      scaling.push({ workers, pps: Math.round(maxRate(r.target, null).pps) });
-    } finally {
-      r.proc.stop();
+    // CPU per packet: the same fixed rate for every forwarder, rounds interleaved, median.
+    const cpu = new Map<string, number[]>(targets.map((t) => [t.name, []]));
+    for (let round = 0; round < CPU_ROUNDS; round++) {
+      for (const t of targets) {
+        const r = trial(t, CPU_RATE, genCpus);
+        if (r.received > 0) cpu.get(t.name)!.push((r.cpuSeconds * 1e6) / r.received);
+        log(`  cpu ${t.name}: ${((r.cpuSeconds * 1e6) / Math.max(1, r.received)).toFixed(2)} µs/packet`);
+      }
     }
+    const rows: Row[] = [];
+    for (const t of targets) {
+      log(`${t.name}: searching the rate with < 0.1% loss`);
+      const { pps } = maxRate(t, genCpus);
+      const half = trial(t, pps * 0.5, genCpus);
+      const base = direct(pps * 0.5);
+      const us = median(cpu.get(t.name)!);
+      rows.push({
+        name: t.name,
+        pps: Math.round(pps),
+        usPerPacket: Number(us.toFixed(2)),
+        ppsPerCpuSecond: us > 0 ? Math.round(1e6 / us) : 0,
+        halfLoad: {
+          rate: Math.round(pps * 0.5),
+          p50: half.p50_us,
+          p99: half.p99_us,
+          addedP50: half.p50_us - base.p50_us,
+          addedP99: half.p99_us - base.p99_us,
+        },
+      });
+    }
+    for (const p of procs.splice(0)) p.stop();
+
+    // Scaling: one vs two workers, nothing pinned (the generator shares the two cores).
+    const scaling: { workers: number; pps: number }[] = [];
+    for (const workers of [1, 2]) {
+      const r = await startRelay(workers, null);
+      try {
+        log(`scaling: ${workers} worker(s)`);
+        scaling.push({ workers, pps: Math.round(maxRate(r.target, null).pps) });
+      } finally {
+        r.proc.stop();
+      }
+    }
+
+    const mem = spawnSync(process.execPath, ["--expose-gc", join(ROOT, "bench/relay/memory.ts")], {
+      cwd: ROOT,
+    });
+    const memory = JSON.parse(mem.stdout.toString()) as { bytesPerFlow: number; firstPacketUs: number };
+
+    const fwdRow = rows.find((r) => r.name.startsWith("minimal"))!;
+    const relayRow = rows.find((r) => r.name.startsWith("relay"))!;
+    const turnRow = rows.find((r) => r.name.startsWith("coturn"));
+    const load = readFileSync("/proc/loadavg", "utf8").split(" ")[0];
+    const results = {
+      date: new Date().toISOString(),
+      machine: `${cpus().length} x ${cpus()[0]?.model ?? "?"}, Node ${process.version}, load average at the end ${load}`,
+      flows: FLOWS,
+      payloadBytes: PAYLOAD,
+      cpuRatePps: CPU_RATE,
+      rows,
+      coturnNote,
+      scaling,
+      memory,
+      ratios: {
+        relayVsForwarderPps: Number((relayRow.pps / fwdRow.pps).toFixed(3)),
+        relayVsForwarderCpu: Number((relayRow.ppsPerCpuSecond / fwdRow.ppsPerCpuSecond).toFixed(3)),
+        relayVsCoturnPpsPerCpu: turnRow
+          ? Number((relayRow.ppsPerCpuSecond / turnRow.ppsPerCpuSecond).toFixed(3))
+          : null,
+        twoWorkersVsOne: Number(((scaling[1]?.pps ?? 0) / (scaling[0]?.pps || 1)).toFixed(3)),
+      },
+      seconds: Math.round((Date.now() - started) / 1000),
+    };
+    writeFileSync(join(ROOT, "bench/relay/results.json"), `${JSON.stringify(results, null, 2)}\n`);
+    const lines = [
+      `| forwarder | pps at <0.1% loss | CPU µs/packet (at ${CPU_RATE} pps) | packets per CPU-second | half load | p50 / p99 | added p50 / p99 |`,
+      "|---|---|---|---|---|---|---|",
+      ...rows.map(
+        (r) =>
+          `| ${r.name} | ${r.pps} | ${r.usPerPacket} | ${r.ppsPerCpuSecond} | ${r.halfLoad?.rate} pps | ${r.halfLoad?.p50} / ${r.halfLoad?.p99} µs | ${r.halfLoad?.addedP50} / ${r.halfLoad?.addedP99} µs |`,
+      ),
+      "",
+      `relay / forwarder: pps x${results.ratios.relayVsForwarderPps}, packets per CPU-second x${results.ratios.relayVsForwarderCpu}; relay / coturn packets per CPU-second: x${results.ratios.relayVsCoturnPpsPerCpu ?? "n/a"} ${coturnNote}`,
+      `scaling (unpinned, generator on the same cores): ${scaling.map((s) => `${s.workers} worker(s) ${s.pps} pps`).join(", ")} -> x${results.ratios.twoWorkersVsOne}`,
+      `memory: ${memory.bytesPerFlow} bytes per flow with 1,000,000 flows (heap + external); first packet ${memory.firstPacketUs} µs`,
+      `run took ${results.seconds} s; ${results.machine}`,
+    ];
+    process.stdout.write(`${lines.join("\n")}\n`);
+  } finally {
+    for (const p of procs) p.stop();
   }
-
-  const mem = spawnSync(process.execPath, ["--expose-gc", join(ROOT, "bench/relay/memory.ts")], {
-    cwd: ROOT,
-  });
-  const memory = JSON.parse(mem.stdout.toString()) as { bytesPerFlow: number; firstPacketUs: number };
-
-  const fwdRow = rows.find((r) => r.name.startsWith("minimal"))!;
-  const relayRow = rows.find((r) => r.name.startsWith("relay"))!;
-  const turnRow = rows.find((r) => r.name.startsWith("coturn"));
-  const results = {
-    date: new Date().toISOString(),
-    machine: `${cpus().length} x ${cpus()[0]?.model ?? "?"}, Node ${process.version}`,
-    flows: FLOWS,
-    payloadBytes: PAYLOAD,
-    rows,
-    coturnNote,
-    scaling,
-    memory,
-    ratios: {
-      relayVsForwarderPps: Number((relayRow.pps / fwdRow.pps).toFixed(3)),
-      relayVsCoturnPpsPerCpu: turnRow
-        ? Number((relayRow.ppsPerCpuSecond / turnRow.ppsPerCpuSecond).toFixed(3))
-        : null,
-      twoWorkersVsOne: Number(((scaling[1]?.pps ?? 0) / (scaling[0]?.pps || 1)).toFixed(3)),
-    },
-    seconds: Math.round((Date.now() - started) / 1000),
-  };
-  writeFileSync(join(ROOT, "bench/relay/results.json"), `${JSON.stringify(results, null, 2)}\n`);
-  const lines = [
-    `| forwarder | pps at <0.1% loss | CPU µs/packet | packets per CPU-second | half load | p50 / p99 | added p50 / p99 |`,
-    `|---|---|---|---|---|---|---|`,
-    ...rows.map(
-      (r) =>
-        `| ${r.name} | ${r.pps} | ${r.usPerPacket} | ${r.ppsPerCpuSecond} | ${r.halfLoad?.rate} pps | ${r.halfLoad?.p50} / ${r.halfLoad?.p99} µs | ${r.halfLoad?.addedP50} / ${r.halfLoad?.addedP99} µs |`,
-    ),
-    "",
-    `relay / forwarder pps: ${results.ratios.relayVsForwarderPps}; relay / coturn packets per CPU-second: ${results.ratios.relayVsCoturnPpsPerCpu ?? "n/a"} ${coturnNote}`,
-    `scaling (unpinned, generator on the same cores): ${scaling.map((s) => `${s.workers} worker(s) ${s.pps} pps`).join(", ")} -> x${results.ratios.twoWorkersVsOne}`,
-    `memory: ${memory.bytesPerFlow} bytes per flow with 1,000,000 flows (heap + external); first packet ${memory.firstPacketUs} µs`,
-    `run took ${results.seconds} s; ${results.machine}`,
-  ];
-  process.stdout.write(`${lines.join("\n")}\n`);
 }
 
 main().catch((e: Error) => {
