@@ -2,7 +2,7 @@
 // per process with esbuild (what wrangler does), starts a Miniflare on an ephemeral port with the
 // given bindings, and captures the worker's console output.
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { build } from "esbuild";
@@ -18,8 +18,7 @@ export function bundleEdge(): Promise<string> {
   bundled ??= (async () => {
     const dir = join(ROOT, ".tmp", "edge-test");
     mkdirSync(dir, { recursive: true });
-    const out = join(dir, `worker-${process.pid}.js`);
-    await build({
+    const r = await build({
       entryPoints: [join(ROOT, "edge", "index.ts")],
       bundle: true,
       format: "esm",
@@ -27,10 +26,23 @@ export function bundleEdge(): Promise<string> {
       target: "es2024",
       conditions: ["workerd", "worker", "browser"],
       mainFields: ["module", "main"],
-      outfile: out,
+      write: false,
       logLevel: "error",
     });
-    process.once("exit", () => rmSync(out, { force: true }));
+    const code = r.outputFiles[0]!.contents;
+    // Content-addressed: test files and runs share one bundle per version of the code.
+    const out = join(dir, `worker-${createHash("sha256").update(code).digest("hex").slice(0, 16)}.js`);
+    if (!existsSync(out)) {
+      // Parallel test files may build at once: write aside, then rename (atomic).
+      writeFileSync(`${out}.${process.pid}`, code);
+      renameSync(`${out}.${process.pid}`, out);
+    }
+    // Bundles of older code that nothing has used for an hour are removed.
+    for (const f of readdirSync(dir)) {
+      const p = join(dir, f);
+      if (p !== out && f.startsWith("worker-") && Date.now() - statSync(p).mtimeMs > 3_600_000)
+        rmSync(p, { force: true });
+    }
     return out;
   })();
   return bundled;
