@@ -249,6 +249,15 @@ export const PANELS: readonly PanelDef[] = [
     "traffic",
   ),
   rate(
+    "flows_closed",
+    "Relay flows closed by the transceiver",
+    "gr_relay_flows_closed_total",
+    ["role"],
+    RELAY,
+    "Flows dropped at once because the transceiver ended the session (flowClose frame): hang-ups, timeouts.",
+    "traffic",
+  ),
+  rate(
     "relay_packets",
     "Relay packets",
     "gr_relay_packets_total",
