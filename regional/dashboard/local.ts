@@ -17,12 +17,15 @@ export interface LocalSourceOptions {
   windowS: number;
   retentionS: number;
   refreshMs?: number;
+  /** Largest scrape body accepted (default 16 MiB). */
+  maxBodyBytes?: number;
   /** Time source (ms); the screenshot script drives a virtual clock through it. */
   clock?: () => number;
   log?: Logger;
 }
 
-async function fetchText(url: string, timeoutMs: number): Promise<string> {
+/** GETs a scrape body, refusing more than maxBody bytes whatever the server claims or streams. */
+async function fetchText(url: string, timeoutMs: number, maxBody: number): Promise<string> {
   const res = await fetch(url, {
     signal: AbortSignal.timeout(timeoutMs),
     headers: { accept: "text/plain;version=0.0.4;q=1,*/*;q=0.1" },
@@ -31,14 +34,24 @@ async function fetchText(url: string, timeoutMs: number): Promise<string> {
     await res.body?.cancel();
     throw new Error(`HTTP ${res.status}`);
   }
-  const len = Number(res.headers.get("content-length") ?? "0");
-  if (len > MAX_BODY) {
+  if (Number(res.headers.get("content-length") ?? "0") > maxBody || res.body === null) {
     await res.body?.cancel();
-    throw new Error(`body over ${MAX_BODY} bytes`);
+    throw new Error(res.body === null ? "no body" : `body over ${maxBody} bytes`);
   }
-  const text = await res.text();
-  if (text.length > MAX_BODY) throw new Error(`body over ${MAX_BODY} bytes`);
-  return text;
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > maxBody) {
+      await reader.cancel();
+      throw new Error(`body over ${maxBody} bytes`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, size).toString("utf8");
 }
 
 export class LocalSource implements DataSource {
@@ -85,7 +98,12 @@ export class LocalSource implements DataSource {
         const st = this.#status.get(t.name)!;
         const started = performance.now();
         try {
-          const exposition = parseExposition(await fetchText(t.url, this.#opts.scrapeTimeoutMs));
+          const text = await fetchText(
+            t.url,
+            this.#opts.scrapeTimeoutMs,
+            this.#opts.maxBodyBytes ?? MAX_BODY,
+          );
+          const exposition = parseExposition(text);
           if (!st.up) this.#opts.log?.info("target up", { target: t.name });
           st.up = true;
           st.lastError = exposition.issues.length

@@ -172,6 +172,40 @@ describe("local aggregator over real HTTP", () => {
   });
 });
 
+describe("scrape limits", () => {
+  it("refuses a body over the cap, streamed or announced, and keeps the target's last good state out", async () => {
+    const line = 'gr_x_total{a="b"} 1\n';
+    const chunked = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/plain" }); // no content-length: chunked
+      for (let i = 0; i < 200; i++) res.write(line);
+      res.end();
+    });
+    const small = await serveRegistry(() => line);
+    await new Promise<void>((r) => chunked.listen(0, "127.0.0.1", r));
+    const source = new LocalSource({
+      targets: parseTargets(
+        `big=http://127.0.0.1:${(chunked.address() as AddressInfo).port}/metrics,small=${small.url}`,
+      ),
+      scrapeIntervalMs: 1000,
+      scrapeTimeoutMs: 2000,
+      windowS: 60,
+      retentionS: 60,
+      maxBodyBytes: 1024,
+    });
+    try {
+      await source.scrapeOnce();
+      const t = Object.fromEntries((await source.meta()).targets.map((x) => [x.name, x]));
+      expect(t.big).toMatchObject({ up: false, lastError: "body over 1024 bytes" });
+      expect(t.small).toMatchObject({ up: true, samples: 1, lastError: null });
+    } finally {
+      await source.close();
+      await small.close();
+      chunked.closeAllConnections();
+      chunked.close();
+    }
+  });
+});
+
 describe("configuration", () => {
   it("parses targets with labels and rejects bad ones naming the variable", () => {
     const t = parseTargets(

@@ -41,6 +41,10 @@ describe("Prometheus text parser", () => {
       "d -Inf",
       "e 1.5e-3",
       "f\t42",
+      'g_total 7 # {trace_id="abc"} 1.0 1700000000.1',
+      "# TYPE h untyped",
+      'h{x="a # not an exemplar"} 5',
+      'i{x="a"} 6 # {span="x"} 2',
       "",
       "# EOF",
       "after_eof 1",
@@ -54,7 +58,12 @@ describe("Prometheus text parser", () => {
       value: 3,
       timestamp: 1700000000000,
     });
-    expect(e.samples.map((s) => s.name)).toEqual(["a_total", "b", "c", "d", "e", "f"]);
+    expect(e.samples.map((s) => s.name)).toEqual(["a_total", "b", "c", "d", "e", "f", "g_total", "h", "i"]);
+    expect(e.samples.slice(6).map((s) => [s.labels.x ?? "", s.value])).toEqual([
+      ["", 7],
+      ["a # not an exemplar", 5],
+      ["a", 6],
+    ]);
     expect(Number.isNaN(e.samples[1]!.value)).toBe(true);
     expect(e.samples[2]!.value).toBe(Number.POSITIVE_INFINITY);
     expect(e.samples[3]!.value).toBe(Number.NEGATIVE_INFINITY);

@@ -121,10 +121,11 @@ function parseSampleLine(line: string): Sample | string {
     const err = readLabels(c, labels);
     if (err !== null) return err;
   }
-  const rest = line
-    .slice(c.i)
-    .trim()
-    .split(/[ \t]+/);
+  let tail = line.slice(c.i);
+  // OpenMetrics exemplar (`value [ts] # {trace_id="..."} 1.0`): not needed here, ignored.
+  const hash = tail.indexOf("#");
+  if (hash >= 0) tail = tail.slice(0, hash);
+  const rest = tail.trim().split(/[ \t]+/);
   if (rest.length === 0 || rest[0] === "") return "missing value";
   if (rest.length > 2) return "trailing characters";
   const value = parseValue(rest[0]!);
