@@ -56,7 +56,8 @@ function attrs(m: Buffer): Map<number, Buffer> {
 
 export async function startCoturn(dir: string, cpus: string | null): Promise<Turn> {
   const port = await freeUdpPort();
-  const base = 40_000 + Math.floor(Math.random() * 20_000);
+  // Relay ports below the kernel's ephemeral range, so nothing else takes them meanwhile.
+  const base = 10_000 + Math.floor(Math.random() * 9_000);
   const cmd = [
     "turnserver",
     "-n",
@@ -108,6 +109,19 @@ export async function startCoturn(dir: string, cpus: string | null): Promise<Tur
   return { port, pid: child.pid!, stop };
 }
 
+async function bindLowPort(): Promise<dgram.Socket> {
+  for (;;) {
+    const sock = dgram.createSocket("udp4");
+    const port = 20_000 + Math.floor(Math.random() * 10_000);
+    const ok = await new Promise<boolean>((resolve) => {
+      sock.once("error", () => resolve(false));
+      sock.bind(port, "127.0.0.1", () => resolve(true));
+    });
+    if (ok) return sock;
+    sock.close();
+  }
+}
+
 export interface TurnFlow {
   localPort: number;
   channelHeader(payloadLen: number): Uint8Array;
@@ -122,8 +136,8 @@ export async function setupTurn(turnPort: number, sinkPort: number, flows: numbe
   peer.writeUInt16BE(sinkPort ^ 0x2112, 2);
   Buffer.from([127 ^ 0x21, 0 ^ 0x12, 0 ^ 0xa4, 1 ^ 0x42]).copy(peer, 4);
   for (let i = 0; i < flows; i++) {
-    const sock = dgram.createSocket("udp4");
-    await new Promise<void>((r) => sock.bind(0, "127.0.0.1", () => r()));
+    // Local ports below the ephemeral range: the generator re-binds them after this socket closes.
+    const sock = await bindLowPort();
     const tid = (): Uint8Array =>
       new Uint8Array(createHash("sha256").update(`${i}:${Math.random()}`).digest().subarray(0, 12));
     const transport: StunAttribute = { type: 0x0019, value: new Uint8Array([17, 0, 0, 0]) };

@@ -359,6 +359,7 @@ async function main(): Promise<void> {
 
     // CPU per packet: the same fixed rate for every forwarder, rounds interleaved, median.
     const cpu = new Map<string, number[]>(targets.map((t) => [t.name, []]));
+    for (const t of targets) trial(t, CPU_RATE, genCpus); // warm-up: JIT, flow creation
     for (let round = 0; round < CPU_ROUNDS; round++) {
       for (const t of targets) {
         const r = trial(t, CPU_RATE, genCpus);
