@@ -2,7 +2,7 @@
 // and a body cap), appends one snapshot to the ring and answers panel queries from it.
 import type { Logger } from "../common/log.ts";
 import type { TargetSpec } from "./config.ts";
-import { evaluatePanel } from "./core/evaluate.ts";
+import { evaluatePanel, stepFor } from "./core/evaluate.ts";
 import { parseExposition } from "./core/exposition.ts";
 import { SnapshotStore, type TargetScrape } from "./core/store.ts";
 import { FILTER_LABELS, type FilterLabel, PANELS } from "./panels.ts";
@@ -162,15 +162,30 @@ export class LocalSource implements DataSource {
 
   async panels(req: PanelsRequest): Promise<PanelsResponse> {
     const now = this.#clock();
+    const interval = this.#opts.scrapeIntervalMs;
+    // Buckets of whole scrape intervals keep the points evenly spaced; at one point per scrape or
+    // more, every snapshot is its own point.
+    const raw = stepFor(req.rangeS * 1000, req.maxPoints);
+    const stepMs = raw <= interval ? 1 : interval * Math.ceil(raw / interval);
     const panels = PANELS.filter((p) => req.panelIds.length === 0 || req.panelIds.includes(p.id)).map((p) =>
       evaluatePanel(this.store, p, {
         from: now - req.rangeS * 1000,
         maxPoints: req.maxPoints,
         windowMs: this.#opts.windowS * 1000,
         filters: req.filters,
+        stepMs,
+        ...(req.since !== undefined ? { since: req.since } : {}),
       }),
     );
-    return { mode: "local", now, windowS: this.#opts.windowS, panels, errors: [] };
+    return {
+      mode: "local",
+      now,
+      windowS: this.#opts.windowS,
+      stepMs,
+      incremental: req.since !== undefined,
+      panels,
+      errors: [],
+    };
   }
 
   async close(): Promise<void> {

@@ -161,7 +161,15 @@ export class PrometheusSource implements DataSource {
     });
     for (const [panel, byGroup] of grouped)
       for (const key of [...byGroup.keys()].sort()) panel.series.push(...byGroup.get(key)!);
-    return { mode: "prometheus", now, windowS: this.#o.windowS, panels: out, errors };
+    return {
+      mode: "prometheus",
+      now,
+      windowS: this.#o.windowS,
+      stepMs: step * 1000,
+      incremental: false,
+      panels: out,
+      errors,
+    };
   }
 
   async close(): Promise<void> {}

@@ -77,12 +77,19 @@ export function parsePanelsRequest(params: URLSearchParams): PanelsRequest {
   const panelIds = (params.get("panels") ?? "").split(",").filter((x) => x !== "");
   for (const id of panelIds)
     if (!PANELS.some((p) => p.id === id)) throw new RequestError(`panels: unknown panel ${id}`);
-  return {
+  const since = params.get("since");
+  const r: PanelsRequest = {
     rangeS: int("range", 900, 10, 7 * 86_400),
     maxPoints: int("points", 300, 2, 2000),
     filters,
     panelIds,
   };
+  if (since !== null && since !== "") {
+    const v = Number(since);
+    if (!Number.isFinite(v) || v < 0) throw new RequestError("since: a time in ms");
+    r.since = v;
+  }
+  return r;
 }
 
 export interface DashboardServer {

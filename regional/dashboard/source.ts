@@ -30,12 +30,18 @@ export interface PanelsRequest {
   filters: Filters;
   /** Restrict to these panel ids (all when empty). */
   panelIds: readonly string[];
+  /** Only points newer than this (ms); sources that cannot do it answer in full. */
+  since?: number;
 }
 
 export interface PanelsResponse {
   mode: "local" | "prometheus";
   now: number;
   windowS: number;
+  /** Bucket width of the points (ms): a new point replaces an older one in the same bucket. */
+  stepMs: number;
+  /** true: only points newer than the request's `since`, to merge into what the page has. */
+  incremental: boolean;
   panels: PanelData[];
   errors: string[];
 }

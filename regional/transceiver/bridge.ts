@@ -20,6 +20,17 @@ export interface BridgeHandlers {
   onClose(code: number, reason: string): void;
 }
 
+/** What a session needs from its backend connection (WebSocket or in-process). */
+export interface BackendLink {
+  readonly state: "connecting" | "open" | "closed";
+  readonly droppedToBackend: number;
+  readonly framesToBackend: number;
+  readonly framesFromBackend: number;
+  sendAudio(h: AudioFrameHeader, payload: Uint8Array): void;
+  sendEvent(text: string): void;
+  close(finalEvent?: string): void;
+}
+
 export type BridgeErrorReason = "connect_failed" | "bad_frame" | "socket_error" | "event_too_large";
 
 export interface BridgeOptions {
@@ -31,7 +42,13 @@ export interface BridgeOptions {
 
 export const MAX_EVENT_BYTES = 256 * 1024;
 
-export class BackendBridge {
+/** BACKEND_URL of the in-process echo agent (no sockets): `internal:echo` or `internal:echo?delay_ms=40`. */
+export const INTERNAL_ECHO = "internal:echo";
+
+/** Opens the backend link for a URL: ws(s):// → WebSocket bridge, internal:echo → in-process echo. */
+export type LinkFactory = (o: BridgeOptions, h: BridgeHandlers) => BackendLink;
+
+export class BackendBridge implements BackendLink {
   readonly #ws: WebSocket;
   readonly #h: BridgeHandlers;
   readonly #limit: number;

@@ -170,7 +170,7 @@ export function loadConfig(
     udpAdvertise: r.optional("TRANSCEIVER_UDP_ADVERTISE"),
     http: r.hostPort("TRANSCEIVER_HTTP", "127.0.0.1:0"),
     httpAdvertise: r.optional("TRANSCEIVER_HTTP_ADVERTISE"),
-    backendUrl: r.url("BACKEND_URL", "ws://127.0.0.1:8090", /^wss?:$/),
+    backendUrl: r.url("BACKEND_URL", "ws://127.0.0.1:8090", /^(wss?|internal):$/),
     globalVip,
     clusterVip,
     hintKeys: r.keyring("GR_HINT_KEYS", HINT_MAX_KEY_ID),

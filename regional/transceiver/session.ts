@@ -20,6 +20,7 @@ import { verifyMessageIntegrity } from "../../shared/stun/integrity.ts";
 import type { StunView } from "../../shared/stun/reader.ts";
 import type { HostPort } from "../../shared/topology/address.ts";
 import type { Logger } from "../common/log.ts";
+import { InProcessEcho, internalEchoDelay } from "../echo-agent/in-process.ts";
 import {
   AUDIO_CODEC_NAMES,
   AudioFlags,
@@ -29,7 +30,7 @@ import {
   codecOfMime,
   newAudioFrameHeader,
 } from "./backend-protocol.ts";
-import { BackendBridge, type BridgeErrorReason } from "./bridge.ts";
+import { BackendBridge, type BackendLink, type BridgeErrorReason, INTERNAL_ECHO } from "./bridge.ts";
 import type { TransceiverConfig } from "./config.ts";
 import { ApiError } from "./errors.ts";
 import type { RegionHandles, TransceiverMetrics } from "./metrics.ts";
@@ -168,7 +169,7 @@ export class Session implements MuxSession {
   readonly #audio: RTCRtpTransceiver;
   #att!: IceAttachment;
   #dc: RTCDataChannel | undefined;
-  #bridge!: BackendBridge;
+  #bridge!: BackendLink;
   #offerSdp: string;
   #remoteUfrag: string;
   #ufrag = "";
@@ -351,9 +352,15 @@ export class Session implements MuxSession {
   #startBridge(): void {
     const d = this.#d;
     const m = d.metrics;
-    this.#bridge = new BackendBridge(
+    const url = d.config.backendUrl;
+    const open = (
+      o: ConstructorParameters<typeof BackendBridge>[0],
+      h: ConstructorParameters<typeof BackendBridge>[1],
+    ) =>
+      url.startsWith(INTERNAL_ECHO) ? new InProcessEcho(internalEchoDelay(url), h) : new BackendBridge(o, h);
+    this.#bridge = open(
       {
-        url: d.config.backendUrl,
+        url,
         headers: {
           "x-gr-call-id": this.callId,
           "x-gr-cluster-id": String(d.config.clusterId),

@@ -29,11 +29,18 @@ export interface PanelData {
 export interface RangeRequest {
   /** Evaluate snapshots with time >= from (ms). */
   from: number;
-  /** At most this many points (older points are thinned evenly; the newest is always kept). */
+  /** At most this many points (thinned to the newest snapshot per time bucket). */
   maxPoints: number;
   /** rate()/increase() window in ms. */
   windowMs: number;
   filters: Filters;
+  /** Only points newer than this (ms): live pages fetch just what they lack. */
+  since?: number;
+  /**
+   * Bucket width (ms) for thinning; the same for every refresh of one range, so points fetched
+   * earlier stay valid. Default: derived from the range and maxPoints.
+   */
+  stepMs?: number;
 }
 
 function matches(s: Series, p: PanelDef, filters: Filters): boolean {
@@ -56,14 +63,38 @@ function groupOf(s: Series, by: readonly string[]): [string, Record<string, stri
   return [key, g];
 }
 
-/** Sequence numbers to evaluate, oldest first. */
-export function pointsFor(store: SnapshotStore, from: number, maxPoints: number): number[] {
+/** A bucket width that gives at most about maxPoints points over rangeMs. */
+export function stepFor(rangeMs: number, maxPoints: number): number {
+  return Math.max(1, Math.ceil(rangeMs / Math.max(1, maxPoints - 1)));
+}
+
+/**
+ * Sequence numbers to evaluate, oldest first: the newest snapshot of each time bucket
+ * (floor(time / stepMs)) from `from` on, at most maxPoints, only those newer than `since`.
+ */
+export function pointsFor(
+  store: SnapshotStore,
+  from: number,
+  maxPoints: number,
+  since = Number.NEGATIVE_INFINITY,
+  stepMs?: number,
+): number[] {
   const seqs: number[] = [];
   for (let s = store.end() - 1; s >= store.start() && store.time(s) >= from; s--) seqs.push(s);
-  const stride = Math.max(1, Math.ceil(seqs.length / Math.max(1, maxPoints)));
-  const out: number[] = [];
-  for (let i = 0; i < seqs.length; i += stride) out.push(seqs[i]!);
-  return out.reverse();
+  let out: number[];
+  if (stepMs === undefined && seqs.length <= maxPoints) out = seqs;
+  else {
+    const step = stepMs ?? stepFor(store.time(seqs[0] ?? 0) - from, maxPoints);
+    out = [];
+    let last = Number.NaN;
+    for (const s of seqs) {
+      const b = Math.floor(store.time(s) / step);
+      if (b !== last) out.push(s);
+      last = b;
+    }
+  }
+  if (out.length > maxPoints) out.length = maxPoints;
+  return out.filter((s) => store.time(s) > since).reverse();
 }
 
 /** The snapshot a window ending at `seq` starts from, or -1 when there is none before it. */
@@ -87,7 +118,7 @@ interface Group<T> {
 }
 
 export function evaluatePanel(store: SnapshotStore, p: PanelDef, req: RangeRequest): PanelData {
-  const seqs = pointsFor(store, req.from, req.maxPoints);
+  const seqs = pointsFor(store, req.from, req.maxPoints, req.since, req.stepMs);
   const data: PanelData = { id: p.id, timestamps: seqs.map((s) => store.time(s)), series: [] };
   if (p.kind === "quantile") evaluateQuantile(store, p, req, seqs, data);
   else evaluateSum(store, p, req, seqs, data);

@@ -39,7 +39,7 @@ export interface LoopbackRelayOptions {
 }
 
 async function bind(): Promise<Socket> {
-  const s = createSocket({ type: "udp4" });
+  const s = createSocket({ type: "udp4", recvBufferSize: 4 << 20, sendBufferSize: 4 << 20 });
   await new Promise<void>((r) => s.bind(0, "127.0.0.1", r));
   return s;
 }

@@ -1,0 +1,259 @@
+// `npm run bench:transceiver`: concurrent echo sessions on one transceiver process, against
+// werift's default one-socket-per-session mode in the same run. Per mode: N real werift client
+// peers (one client process) set up 10 at a time, then 50 packets/s each way per session
+// (120-byte Opus-sized payloads) + 1 data-channel ping/s for BENCH_SECONDS. Measured in the
+// server process only: CPU (fraction of one core), event-loop delay p99, memory per session,
+// setup CPU per session; loss from the client's count of echoed packets.
+//
+// Env: BENCH_SESSIONS (150), BENCH_SECONDS (20), BENCH_CONCURRENCY (10),
+//      BENCH_MODES ("gr-ws,gr-internal,werift"). Bounded well under 4 minutes with the defaults.
+//   gr-ws        the transceiver as deployed: shared socket + backbone frames (loopback relay in the
+//                client process) + a WebSocket bridge per session to the echo agent (own process)
+//   gr-internal  the same transceiver with the in-process echo backend (no WebSocket): isolates
+//                the shared-socket media path for a like-for-like comparison with werift
+//   werift       werift as shipped: one UDP socket per session, in-process echo, no relay
+import { type ChildProcess, fork, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { cpus } from "node:os";
+import { fileURLToPath } from "node:url";
+
+const here = (f: string): string => fileURLToPath(new URL(f, import.meta.url));
+const N = Number(process.env.BENCH_SESSIONS ?? 150);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 10);
+const MODES = (process.env.BENCH_MODES ?? "gr-ws,gr-internal,werift").split(",").map((s) => s.trim());
+
+type Msg = Record<string, unknown> & { cmd: string };
+
+class Child {
+  readonly p: ChildProcess;
+  readonly #waiters: { cmd: string; resolve: (m: Msg) => void }[] = [];
+  onMessage: (m: Msg) => void = () => {};
+  constructor(p: ChildProcess) {
+    this.p = p;
+    p.on("message", (m: Msg) => {
+      if (m.cmd === "error") console.error("child error:", m.message);
+      const i = this.#waiters.findIndex((w) => w.cmd === m.cmd);
+      if (i >= 0) this.#waiters.splice(i, 1)[0]!.resolve(m);
+      else this.onMessage(m);
+    });
+  }
+  wait(cmd: string, timeoutMs = 120_000): Promise<Msg> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`timeout waiting for ${cmd}`)), timeoutMs);
+      this.#waiters.push({
+        cmd,
+        resolve: (m) => {
+          clearTimeout(timer);
+          resolve(m);
+        },
+      });
+    });
+  }
+  send(m: Msg): void {
+    this.p.send(m);
+  }
+  async request(m: Msg, reply: string): Promise<Msg> {
+    const w = this.wait(reply);
+    this.send(m);
+    return w;
+  }
+}
+
+function forkChild(file: string, env: Record<string, string>, execArgv: string[] = []): Child {
+  return new Child(
+    fork(here(file), [], {
+      env: { ...process.env, ...env },
+      execArgv,
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    }),
+  );
+}
+
+async function startEchoAgent(): Promise<{ url: string; stop(): void }> {
+  const p = spawn(process.execPath, [here("../../regional/echo-agent/main.ts")], {
+    env: { ...process.env, ECHO_AGENT_LISTEN: "127.0.0.1:0", ECHO_DELAY_MS: "0", LOG_LEVEL: "error" },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    p.stdout!.on("data", (d) => {
+      out += d;
+      const line = out.split("\n").find((l) => l.includes('"ready"'));
+      if (line) resolve((JSON.parse(line) as { url: string }).url);
+    });
+    p.on("exit", (c) => reject(new Error(`echo agent exited ${c}`)));
+  });
+  return { url, stop: () => p.kill("SIGINT") };
+}
+
+interface Result {
+  mode: string;
+  sessions: number;
+  connected: number;
+  setupSeconds: number;
+  setupCpuMsPerSession: number;
+  serverCpuFraction: number;
+  sessionsPerCoreEstimate: number;
+  eldP99Ms: number;
+  eldMaxMs: number;
+  loss: number;
+  worstSessionLoss: number;
+  pongRatio: number;
+  rssMiBPerSession: number;
+  heapMiBPerSession: number;
+  rssMiB: number;
+  clientCpuFraction: number;
+  clientEldP99Ms: number;
+  /** Share of the 50 packets/s per session the client process actually sent. */
+  offeredRatio: number;
+  drops: Record<string, number>;
+  pass: boolean;
+}
+
+async function runMode(mode: string): Promise<Result> {
+  const secret = randomBytes(32).toString("base64");
+  const agent = mode === "gr-ws" ? await startEchoAgent() : undefined;
+  const profile = process.env.BENCH_PROFILE
+    ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`, `--cpu-prof-name=${mode}.cpuprofile`]
+    : [];
+  const server = forkChild("./server.ts", { BENCH_MODE: mode === "werift" ? "werift" : "gr" }, [
+    "--expose-gc",
+    ...profile,
+  ]);
+  await server.wait("hello");
+  const started = await server.request(
+    {
+      cmd: "start",
+      secret,
+      hintKey: randomBytes(32).toString("base64"),
+      callIdKey: randomBytes(32).toString("base64"),
+      backend: agent ? agent.url : "internal:echo",
+    },
+    "started",
+  );
+  const stats = async (o: { gc?: boolean; resetEld?: boolean } = {}) =>
+    server.request({ cmd: "stats", ...o }, "stats");
+  const base = await stats({ gc: true });
+  const clients = forkChild("./clients.ts", {});
+  await clients.wait("hello");
+  clients.onMessage = (m) => {
+    if (m.cmd === "offer") {
+      void server
+        .request({ cmd: "offer", id: m.id, sdp: m.sdp }, "answer")
+        .then((a) => clients.send({ cmd: "answer", id: a.id, sdp: a.sdp }));
+    }
+  };
+  const tSetup = performance.now();
+  const connected = await clients.request(
+    {
+      cmd: "start",
+      mode: mode === "werift" ? "werift" : "gr",
+      n: N,
+      concurrency: CONCURRENCY,
+      server: started,
+      secret,
+    },
+    "connected",
+  );
+  const setupSeconds = (performance.now() - tSetup) / 1000;
+  const afterSetup = await stats({ gc: true });
+  const windowOpen = clients.wait("window-open");
+  const done = clients.wait("media-done", (SECONDS + 30) * 1000);
+  clients.send({ cmd: "media", seconds: SECONDS });
+  await windowOpen;
+  const w0 = await stats({ resetEld: true });
+  const t0 = performance.now();
+  const media = await done;
+  const w1 = await stats();
+  if (process.env.BENCH_DEBUG) console.error(JSON.stringify({ afterSetup, w0, w1, media }));
+  const elapsed = performance.now() - t0 - 1500; // the clients' drain time is not sending time
+  const cpuFraction = ((w1.cpuMs as number) - (w0.cpuMs as number)) / Math.max(1, elapsed + 1500);
+  await clients.request({ cmd: "stop" }, "stopped").catch(() => {});
+  await server.request({ cmd: "stop" }, "stopped").catch(() => {});
+  agent?.stop();
+  const n = connected.n as number;
+  const loss = 1 - (media.received as number) / Math.max(1, media.sent as number);
+  const eldP99 = w1.eldP99Ms as number;
+  const mib = 1024 * 1024;
+  const result: Result = {
+    mode,
+    sessions: N,
+    connected: n,
+    setupSeconds: round(setupSeconds, 2),
+    setupCpuMsPerSession: round(((afterSetup.cpuMs as number) - (base.cpuMs as number)) / n, 2),
+    serverCpuFraction: round(cpuFraction, 3),
+    sessionsPerCoreEstimate: Math.round(n / Math.max(cpuFraction, 1e-6)),
+    eldP99Ms: round(eldP99, 2),
+    eldMaxMs: round(w1.eldMaxMs as number, 1),
+    loss: round(loss, 5),
+    worstSessionLoss: round(media.worstSessionLoss as number, 4),
+    pongRatio: round((media.pongs as number) / Math.max(1, n * Math.floor((SECONDS + 2) / 1)), 2),
+    rssMiBPerSession: round(((afterSetup.rss as number) - (base.rss as number)) / n / mib, 3),
+    heapMiBPerSession: round(((afterSetup.heapUsed as number) - (base.heapUsed as number)) / n / mib, 3),
+    rssMiB: round((w1.rss as number) / mib, 1),
+    clientCpuFraction: round(media.clientCpuFraction as number, 2),
+    clientEldP99Ms: round(media.clientEldP99Ms as number, 1),
+    offeredRatio: round(media.offeredRatio as number, 3),
+    drops: Object.fromEntries(
+      Object.entries((w1.drops as Record<string, number>) ?? {}).filter(([, v]) => v > 0),
+    ),
+    // The verdict needs the load to have been offered: a client process starved by the machine
+    // (shared by other work) sends less, which says nothing about the server.
+    pass: n === N && loss < 0.01 && eldP99 < 20 && (media.offeredRatio as number) >= 0.95,
+  };
+  void elapsed;
+  return result;
+}
+
+function round(x: number, d: number): number {
+  const f = 10 ** d;
+  return Math.round(x * f) / f;
+}
+
+const started = performance.now();
+console.error(
+  `bench:transceiver  sessions=${N} seconds=${SECONDS} concurrency=${CONCURRENCY} modes=${MODES.join(",")} cpus=${cpus().length} node=${process.version}`,
+);
+const results: Result[] = [];
+for (const mode of MODES) {
+  console.error(`… ${mode}`);
+  results.push(await runMode(mode));
+}
+const cols: [string, (r: Result) => string][] = [
+  ["mode", (r) => r.mode],
+  ["sessions", (r) => `${r.connected}/${r.sessions}`],
+  ["server CPU", (r) => `${(r.serverCpuFraction * 100).toFixed(1)}%`],
+  ["sessions/core (est.)", (r) => String(r.sessionsPerCoreEstimate)],
+  ["ELD p99", (r) => `${r.eldP99Ms} ms`],
+  ["loss", (r) => `${(r.loss * 100).toFixed(3)}%`],
+  ["worst session loss", (r) => `${(r.worstSessionLoss * 100).toFixed(2)}%`],
+  ["setup CPU/session", (r) => `${r.setupCpuMsPerSession} ms`],
+  ["setup wall", (r) => `${r.setupSeconds} s`],
+  ["RSS/session", (r) => `${(r.rssMiBPerSession * 1024).toFixed(0)} KiB`],
+  ["heap/session", (r) => `${(r.heapMiBPerSession * 1024).toFixed(0)} KiB`],
+  ["client CPU", (r) => `${(r.clientCpuFraction * 100).toFixed(0)}%`],
+  ["offered", (r) => `${(r.offeredRatio * 100).toFixed(0)}%`],
+  ["pass", (r) => (r.pass ? "yes" : "NO")],
+];
+const widths = cols.map(([h], i) => Math.max(h.length, ...results.map((r) => cols[i]![1](r).length)));
+const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
+console.log(line(cols.map(([h]) => h)));
+console.log(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
+for (const r of results) console.log(line(cols.map(([, f]) => f(r))));
+const gr = results.find((r) => r.mode === "gr-internal");
+const wr = results.find((r) => r.mode === "werift");
+if (gr && wr) {
+  console.log(
+    `\nshared socket vs werift per-socket (same echo, same run): CPU ${(gr.serverCpuFraction / wr.serverCpuFraction).toFixed(2)}x, setup CPU ${(gr.setupCpuMsPerSession / wr.setupCpuMsPerSession).toFixed(2)}x, RSS/session ${(gr.rssMiBPerSession / wr.rssMiBPerSession).toFixed(2)}x`,
+  );
+}
+console.log(
+  JSON.stringify({
+    bench: "transceiver",
+    sessions: N,
+    seconds: SECONDS,
+    wallSeconds: round((performance.now() - started) / 1000, 1),
+    results,
+  }),
+);

@@ -1,0 +1,96 @@
+// Benchmark server process (forked by run.ts). Mode "gr": the real transceiver (shared socket,
+// signalling API; backend from BENCH_BACKEND). Mode "werift": baseline.ts, offers over IPC.
+// Answers {cmd:"stats"} with CPU, memory and event-loop delay of this process only.
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { createLogger } from "../../regional/common/log.ts";
+import { configWithDefaults } from "../../regional/transceiver/config.ts";
+import { startTransceiver, type Transceiver } from "../../regional/transceiver/transceiver.ts";
+import { type BaselineSession, baselineSession } from "./baseline.ts";
+
+type Msg = { cmd: string; id?: number; sdp?: string; [k: string]: unknown };
+
+const mode = process.env.BENCH_MODE ?? "gr";
+const send = (m: unknown): void => {
+  process.send?.(m);
+};
+const eld = monitorEventLoopDelay({ resolution: 5 });
+eld.enable();
+let t: Transceiver | undefined;
+const baseline: BaselineSession[] = [];
+
+const countBy = (xs: string[]): Record<string, number> => {
+  const o: Record<string, number> = {};
+  for (const x of xs) o[x] = (o[x] ?? 0) + 1;
+  return o;
+};
+
+const gc = (): void => {
+  (globalThis as { gc?: () => void }).gc?.();
+};
+
+async function start(m: Msg): Promise<void> {
+  if (mode === "gr") {
+    const k = (s: string) => ({ id: 1, secret: new Uint8Array(Buffer.from(s, "base64")) });
+    const hint = k(m.hintKey as string);
+    const call = k(m.callIdKey as string);
+    t = await startTransceiver(
+      configWithDefaults({
+        clusterId: 1,
+        transceiverId: 1,
+        hintKeys: { active: hint, keys: [hint] },
+        callIdKeys: { active: call, keys: [call] },
+        clusterSecret: new Uint8Array(Buffer.from(m.secret as string, "base64")),
+        backendUrl: m.backend as string,
+        capacity: 10_000,
+        backendQueueBytes: 256 * 1024,
+      }),
+      { log: createLogger({ svc: "bench-transceiver" }, "error") },
+    );
+    send({ cmd: "started", udp: t.udpAddress, http: t.httpUrl });
+  } else {
+    send({ cmd: "started" });
+  }
+}
+
+process.on("message", (m: Msg) => {
+  void (async () => {
+    switch (m.cmd) {
+      case "start":
+        return start(m);
+      case "offer": {
+        const s = await baselineSession(m.sdp!);
+        baseline.push(s);
+        return send({ cmd: "answer", id: m.id, sdp: s.answer });
+      }
+      case "stats": {
+        if (m.gc) gc();
+        const mem = process.memoryUsage();
+        const cpu = process.cpuUsage();
+        send({
+          cmd: "stats",
+          id: m.id,
+          cpuMs: (cpu.user + cpu.system) / 1000,
+          rss: mem.rss,
+          heapUsed: mem.heapUsed,
+          eldP99Ms: eld.percentile(99) / 1e6,
+          eldMaxMs: eld.max / 1e6,
+          eldMeanMs: eld.mean / 1e6,
+          sessions: t ? t.sessions.size : baseline.length,
+          drops: t ? Object.fromEntries(Object.entries(t.metrics.drops).map(([k, v]) => [k, v.value])) : {},
+          backendDropped: t ? t.metrics.backendDroppedToBackend.value : 0,
+          states: t ? countBy([...t.sessions.values()].map((x) => x.state)) : {},
+          ended: t ? countBy([...t.ended.values()].map((x) => x.status.endReason ?? "?")) : {},
+        });
+        if (m.resetEld) eld.reset();
+        return;
+      }
+      case "stop":
+        await t?.stop();
+        await Promise.all(baseline.map((s) => s.pc.close().catch(() => {})));
+        send({ cmd: "stopped" });
+        setTimeout(() => process.exit(0), 50);
+        return;
+    }
+  })().catch((e: unknown) => send({ cmd: "error", id: m.id, message: (e as Error).message }));
+});
+send({ cmd: "hello", mode });

@@ -1,0 +1,90 @@
+// The echo agent without sockets, for embedding (one process runs everything) and for
+// benchmarks that isolate the media path: the same behaviour as agent.ts behind the
+// BackendLink a session uses. BACKEND_URL=internal:echo (optionally ?delay_ms=N).
+import {
+  AUDIO_FRAME_HEADER_BYTES,
+  type AudioFrameHeader,
+  BridgeEvent,
+  encodeAudioFrame,
+  newAudioFrameHeader,
+  readAudioFrameHeader,
+} from "../transceiver/backend-protocol.ts";
+import type { BackendLink, BridgeHandlers } from "../transceiver/bridge.ts";
+
+export function internalEchoDelay(url: string): number {
+  const m = /[?&]delay_ms=(\d{1,5})/.exec(url);
+  return m ? Number(m[1]) : 0;
+}
+
+/** Answers an event as the echo agent does; undefined when there is nothing to say. */
+export function echoAnswer(text: string): string | undefined {
+  let ev: unknown;
+  try {
+    ev = JSON.parse(text);
+  } catch {
+    return JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: "not JSON" } });
+  }
+  const type = typeof ev === "object" && ev !== null ? (ev as { type?: unknown }).type : undefined;
+  if (type === BridgeEvent.started || type === BridgeEvent.ended) return undefined;
+  if (type === "ping") return JSON.stringify({ type: "pong" });
+  return JSON.stringify({ type: "echo", received: ev });
+}
+
+export class InProcessEcho implements BackendLink {
+  readonly #h: BridgeHandlers;
+  readonly #delayMs: number;
+  readonly #out = newAudioFrameHeader();
+  readonly #queue: { at: number; frame: Buffer }[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  state: "connecting" | "open" | "closed" = "open";
+  droppedToBackend = 0;
+  framesToBackend = 0;
+  framesFromBackend = 0;
+
+  constructor(delayMs: number, h: BridgeHandlers) {
+    this.#delayMs = delayMs;
+    this.#h = h;
+  }
+
+  sendAudio(h: AudioFrameHeader, payload: Uint8Array): void {
+    if (this.state !== "open") return;
+    this.framesToBackend++;
+    if (this.#delayMs === 0) {
+      this.#deliver(h, payload);
+      return;
+    }
+    // Same bytes the WebSocket agent would hold: header + payload, copied (werift reuses nothing, but be safe).
+    this.#queue.push({ at: performance.now() + this.#delayMs, frame: encodeAudioFrame(h, payload) });
+    if (this.#timer === undefined) this.#timer = setTimeout(this.#flush, this.#delayMs);
+  }
+
+  #deliver(h: AudioFrameHeader, payload: Uint8Array): void {
+    this.framesFromBackend++;
+    this.#h.onAudio(h, payload as Buffer);
+  }
+
+  readonly #flush = (): void => {
+    this.#timer = undefined;
+    const now = performance.now();
+    while (this.#queue.length > 0 && this.#queue[0]!.at <= now) {
+      const { frame } = this.#queue.shift()!;
+      if (this.state !== "open") return;
+      if (readAudioFrameHeader(frame, this.#out) === "ok") {
+        this.#deliver(this.#out, frame.subarray(AUDIO_FRAME_HEADER_BYTES));
+      }
+    }
+    if (this.#queue.length > 0) this.#timer = setTimeout(this.#flush, Math.max(0, this.#queue[0]!.at - now));
+  };
+
+  sendEvent(text: string): void {
+    if (this.state !== "open") return;
+    const answer = echoAnswer(text);
+    if (answer !== undefined) queueMicrotask(() => this.state === "open" && this.#h.onEvent(answer));
+  }
+
+  close(): void {
+    this.state = "closed";
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#queue.length = 0;
+  }
+}
