@@ -5,7 +5,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type WebSocket, WebSocketServer } from "ws";
-import { BridgeEvent, newAudioFrameHeader, readAudioFrameHeader } from "../transceiver/backend-protocol.ts";
+import { newAudioFrameHeader, readAudioFrameHeader } from "../transceiver/backend-protocol.ts";
+import { echoAnswer } from "./in-process.ts";
 
 export interface EchoAgentOptions {
   host?: string;
@@ -66,21 +67,15 @@ export async function startEchoAgent(o: EchoAgentOptions = {}): Promise<EchoAgen
         if (timer === undefined) timer = setTimeout(flush, delayMs);
         return;
       }
-      let ev: unknown;
+      const text = data.toString("utf8");
       try {
-        ev = JSON.parse(data.toString("utf8"));
+        events.push(JSON.parse(text));
+        if (events.length > MAX_EVENTS_KEPT) events.shift();
       } catch {
-        ws.send(
-          JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: "not JSON" } }),
-        );
-        return;
+        // echoAnswer reports it to the sender
       }
-      events.push(ev);
-      if (events.length > MAX_EVENTS_KEPT) events.shift();
-      const type = typeof ev === "object" && ev !== null ? (ev as { type?: unknown }).type : undefined;
-      if (type === BridgeEvent.started || type === BridgeEvent.ended) return;
-      if (type === "ping") ws.send(JSON.stringify({ type: "pong" }));
-      else ws.send(JSON.stringify({ type: "echo", received: ev }));
+      const answer = echoAnswer(text);
+      if (answer !== undefined) ws.send(answer);
     });
     ws.on("close", () => {
       if (timer) clearTimeout(timer);
