@@ -231,3 +231,27 @@ describe("media through the shared socket", () => {
     expect(metrics).toMatch(/gr_transceiver_drops_total\{cluster="1",reason="bad-frame"\} \d+/);
   });
 });
+
+describe("in-process echo backend (BACKEND_URL=internal:echo)", () => {
+  it("echoes audio after the delay and answers events without a WebSocket", async () => {
+    const h2 = await startHarness({ backendUrl: "internal:echo?delay_ms=30" });
+    try {
+      const { client, callId } = await h2.connectClient();
+      const sent = await talk(client, 10, 20, 0);
+      client.dc!.send(JSON.stringify({ type: "ping" }));
+      await until(
+        () => echoed(client, 10).length >= 20 && client.messages.length >= 1,
+        5000,
+        "in-process echo",
+      );
+      expect(echoed(client, 10)).toEqual(sent);
+      expect(JSON.parse(client.messages[0]!)).toEqual({ type: "pong" });
+      const st = (await (await h2.call("GET", `/v1/sessions/${callId}`)).json()) as SessionStatus;
+      expect(st.backend.state).toBe("open");
+      expect(st.backend.framesFromBackend).toBeGreaterThanOrEqual(20);
+      expect(h2.agent.connections).toBe(0);
+    } finally {
+      await h2.close();
+    }
+  });
+});
