@@ -2,12 +2,13 @@
 // signalling gateway, a cluster relay), a Global Relay POP and the edge worker (wrangler dev), plus
 // the dashboard. `npm start` runs it on fixed ports on 127.0.0.1; the end-to-end tests run it on
 // free ports and on a network namespace's host address. Secrets are generated per run.
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { createSocket } from "node:dgram";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { edgeEnvFile } from "../../edge/dev/env-file.ts";
 import { formatKeyring } from "../../shared/keys.ts";
 import type { Topology } from "../../shared/topology/schema.ts";
 import { validateTopology } from "../../shared/topology/schema.ts";
@@ -55,6 +56,8 @@ export interface LocalSystemOptions {
   onChildLine?: (name: string, line: string) => void;
   /** Extra environment for every child (tuning timers in tests). */
   extraEnv?: Record<string, string>;
+  /** Extra vars for the edge worker (e.g. raised rate limits in tests). */
+  edgeVars?: Record<string, string>;
 }
 
 export interface LocalSystem {
@@ -359,18 +362,17 @@ export async function startLocalSystem(o: LocalSystemOptions): Promise<LocalSyst
     });
 
     const envFile = join(dir, "edge.env");
-    const apiKeyHash = createHash("sha256").update(o.apiKey).digest("hex");
     writeFileSync(
       envFile,
-      [
-        `TOPOLOGY_JSON=${JSON.stringify(JSON.stringify(topology))}`,
-        `GR_CALL_ID_KEYS=${secrets.callIdKeys}`,
-        `GR_CLUSTER_SECRET=${secrets.clusterSecret}`,
-        `API_KEY_HASHES=${apiKeyHash}`,
-        `CLIENT_SECRET_KEY=${b64(32)}`,
-        "GR_LOCAL_DEV=true",
-        "",
-      ].join("\n"),
+      edgeEnvFile({
+        topologyJson: JSON.stringify(topology),
+        apiKeys: [o.apiKey],
+        clusterSecret: secrets.clusterSecret,
+        callIdKeys: secrets.callIdKeys,
+        localDev: true,
+        extra: o.edgeVars ?? {},
+      }),
+      { mode: 0o600 },
     );
     await run({
       name: "edge",

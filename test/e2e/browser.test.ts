@@ -1,0 +1,136 @@
+// A real Chromium talks through the whole local system: edge → POP → backbone → cluster relay →
+// transceiver → echo agent, memory only (no Redis).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { callStatus, type E2E, openDemo, popFlow, startE2E, waitDemo } from "./harness.ts";
+
+describe("browser end to end (memory only)", () => {
+  let e: E2E;
+  beforeAll(async () => {
+    e = await startE2E(false);
+  }, 120_000);
+  afterAll(async () => {
+    await e?.close();
+  });
+
+  it("connects through the VIP, echoes audio, round-trips an event, and hangs up cleanly", async () => {
+    const page = await openDemo(e, {
+      latitude: "50.1",
+      longitude: "8.7",
+      country: "DE",
+      continent: "EU",
+      colo: "FRA",
+    });
+    await page.click("#start");
+    const connected = await waitDemo(
+      page,
+      (s) => s.state === "connected" || s.state === "failed",
+      "connection",
+    );
+    expect(connected.error).toBeNull();
+    expect(connected.state).toBe("connected");
+    expect(connected.cluster).toBe("fra-local");
+
+    // The selected pair's remote candidate is the Global Relay VIP, nothing else.
+    const withPair = await waitDemo(page, (s) => s.pop !== null, "selected candidate pair");
+    expect(withPair.pop).toBe(e.system.topology.globalVip);
+
+    // Fake-microphone audio reaches the echo agent and comes back: inbound RTP and audio energy rise.
+    const before = withPair.packetsReceived;
+    const flowing = await waitDemo(
+      page,
+      (s) => s.packetsReceived > before + 100 && s.audioEnergy > 0.005,
+      "echoed audio",
+    );
+    expect(flowing.packetsSent).toBeGreaterThan(100);
+
+    // A data-channel event round-trips on oai-events.
+    let sent = false;
+    for (let i = 0; i < 100 && !sent; i++) {
+      sent = await page.evaluate(() =>
+        (window as unknown as { grDemoSend(o: unknown): boolean }).grDemoSend({ type: "ping", id: "e2e-1" }),
+      );
+      if (!sent) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(sent).toBe(true);
+    const withPong = await waitDemo(page, (s) => s.events.some((x) => x.includes('"pong"')), "pong event");
+    expect(withPong.events.filter((x) => JSON.parse(x).type === "pong")).toHaveLength(1);
+
+    // The transceiver saw the browser's real address (from the backbone frame), and the POP holds its flow.
+    const callId = flowing.callId!;
+    const st = await callStatus(e, callId);
+    expect(st.status).toBe(200);
+    const clientAddress = String(st.body.clientAddress);
+    expect(clientAddress.startsWith(`${e.ns.nsIp}:`)).toBe(true);
+    const flow = await popFlow(e, clientAddress);
+    expect(flow.status).toBe(200);
+
+    // Hang-up ends the session and the relay's flow.
+    await page.click("#hangup");
+    await waitDemo(page, (s) => s.state === "closed", "closed");
+    const until = Date.now() + 10_000;
+    let ended = await callStatus(e, callId);
+    let gone = await popFlow(e, clientAddress);
+    while ((ended.status === 200 && ended.body.state !== "ended") || gone.status !== 404) {
+      if (Date.now() > until) break;
+      await new Promise((r) => setTimeout(r, 200));
+      ended = await callStatus(e, callId);
+      gone = await popFlow(e, clientAddress);
+    }
+    expect(ended.status === 404 || ended.body.state === "ended").toBe(true);
+    expect(gone.status).toBe(404);
+    await page.close();
+  }, 90_000);
+
+  it("serves a second client steered to the other cluster at the same time", async () => {
+    const fra = await openDemo(e, { latitude: "52.5", longitude: "13.4", country: "DE", continent: "EU" });
+    const iad = await openDemo(e, { latitude: "40.7", longitude: "-74.0", country: "US", continent: "NA" });
+    await fra.click("#start");
+    await iad.click("#start");
+    const a = await waitDemo(
+      fra,
+      (s) => s.state === "connected" && s.packetsReceived > 50,
+      "fra audio",
+      30_000,
+    );
+    const b = await waitDemo(
+      iad,
+      (s) => s.state === "connected" && s.packetsReceived > 50,
+      "iad audio",
+      30_000,
+    );
+    expect(a.cluster).toBe("fra-local");
+    expect(b.cluster).toBe("iad-local");
+    // Both keep flowing together.
+    const a2 = await waitDemo(fra, (s) => s.packetsReceived > a.packetsReceived + 50, "fra still flowing");
+    const b2 = await waitDemo(iad, (s) => s.packetsReceived > b.packetsReceived + 50, "iad still flowing");
+    expect(a2.packetsReceived).toBeGreaterThan(a.packetsReceived);
+    expect(b2.packetsReceived).toBeGreaterThan(b.packetsReceived);
+    await fra.click("#hangup");
+    await iad.click("#hangup");
+    await fra.close();
+    await iad.close();
+  }, 90_000);
+
+  it("resumes media after a POP restart once the next consent check arrives (no Redis)", async () => {
+    const page = await openDemo(e, { latitude: "50.1", longitude: "8.7", country: "DE", continent: "EU" });
+    await page.click("#start");
+    const s0 = await waitDemo(
+      page,
+      (s) => s.state === "connected" && s.packetsReceived > 50,
+      "audio",
+      30_000,
+    );
+    await e.system.restart("pop", "SIGKILL");
+    const afterRestart = (await waitDemo(page, () => true, "state")).packetsReceived;
+    // Chrome checks consent on the selected pair every few seconds; that STUN check recreates the flow.
+    const resumed = await waitDemo(
+      page,
+      (s) => s.packetsReceived > afterRestart + 50,
+      "media after POP restart",
+      20_000,
+    );
+    expect(resumed.packetsReceived).toBeGreaterThan(s0.packetsReceived);
+    await page.click("#hangup");
+    await page.close();
+  }, 90_000);
+});

@@ -1,0 +1,132 @@
+// End-to-end harness: the same local system `npm start` runs, on free ports on the host end of a
+// private network namespace, and a real Chromium inside that namespace with a fake microphone.
+import type { Page } from "playwright-core";
+import { ephemeralPlan, type LocalSystem, startLocalSystem } from "../../scripts/lib/local-system.ts";
+import { type BrowserHandle, launchChromium } from "../support/chromium.ts";
+import { createNetns, type NetnsHandle } from "../support/netns.ts";
+
+export interface E2E {
+  ns: NetnsHandle;
+  system: LocalSystem;
+  browser: BrowserHandle;
+  logs: string[];
+  close(): Promise<void>;
+}
+
+export async function startE2E(redis: boolean): Promise<E2E> {
+  const ns = createNetns();
+  const logs: string[] = [];
+  let system: LocalSystem | null = null;
+  try {
+    const plan = await ephemeralPlan(ns.hostIp);
+    system = await startLocalSystem({
+      plan,
+      redis,
+      apiKey: "e2e-key",
+      dashboard: false,
+      relayWorkers: 1,
+      echoDelayMs: 0,
+      log: () => {},
+      onChildLine: (name, line) => {
+        logs.push(`[${name}] ${line}`);
+        if (logs.length > 4000) logs.splice(0, 1000);
+      },
+    });
+    const browser = await launchChromium(
+      [
+        "--use-fake-device-for-media-stream",
+        "--use-fake-ui-for-media-stream",
+        "--autoplay-policy=no-user-gesture-required",
+        `--unsafely-treat-insecure-origin-as-secure=${system.edgeUrl}`,
+      ],
+      ns.chromiumWrapper,
+    );
+    const s = system;
+    return {
+      ns,
+      system: s,
+      browser,
+      logs,
+      async close() {
+        await browser.close();
+        await s.stop();
+        ns.destroy();
+      },
+    };
+  } catch (e) {
+    await system?.stop();
+    ns.destroy();
+    (e as Error).message += `\n--- component logs ---\n${logs.slice(-60).join("\n")}`;
+    throw e;
+  }
+}
+
+export interface DemoState {
+  state: string;
+  callId: string | null;
+  cluster: string | null;
+  pop: string | null;
+  rtt: number | null;
+  packetsSent: number;
+  packetsReceived: number;
+  audioEnergy: number;
+  events: string[];
+  error: string | null;
+}
+
+export const demoState = (page: Page): Promise<DemoState> =>
+  page.evaluate(() => (window as unknown as { grDemo: DemoState }).grDemo);
+
+/** Polls the page's state until `pred` holds; the failure message shows the last state. */
+export async function waitDemo(
+  page: Page,
+  pred: (s: DemoState) => boolean,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<DemoState> {
+  const until = Date.now() + timeoutMs;
+  let s = await demoState(page);
+  while (!pred(s)) {
+    if (Date.now() > until)
+      throw new Error(`timed out waiting for ${what}; page state: ${JSON.stringify(s)}`);
+    await new Promise((r) => setTimeout(r, 100));
+    s = await demoState(page);
+  }
+  return s;
+}
+
+/** Opens the demo page; `cf` (if given) is what the edge sees as request.cf for the call. */
+export async function openDemo(e: E2E, cf?: Record<string, unknown>): Promise<Page> {
+  const page = await e.browser.browser.newPage();
+  if (cf) {
+    await page.route("**/v1/realtime/calls", (route) =>
+      route.continue({
+        headers: {
+          ...route.request().headers(),
+          "mf-cf-blob": JSON.stringify({ ...cf, clientAcceptEncoding: "" }),
+        },
+      }),
+    );
+  }
+  await page.goto(`${e.system.edgeUrl}/`);
+  await page.fill("#key", e.system.apiKey);
+  return page;
+}
+
+export async function callStatus(
+  e: E2E,
+  callId: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const r = await fetch(`${e.system.edgeUrl}/v1/realtime/calls/${callId}`, {
+    headers: { authorization: `Bearer ${e.system.apiKey}` },
+  });
+  return { status: r.status, body: (await r.json().catch(() => ({}))) as Record<string, unknown> };
+}
+
+export async function popFlow(
+  e: E2E,
+  client: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const r = await fetch(`http://${e.system.plan.host}:${e.system.plan.popAdminPort}/flows?client=${client}`);
+  return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+}
