@@ -165,11 +165,15 @@ export class LocalSource implements DataSource {
     const interval = this.#opts.scrapeIntervalMs;
     // Buckets of whole scrape intervals keep the points evenly spaced; at one point per scrape or
     // more, every snapshot is its own point.
+    const from = now - req.rangeS * 1000;
+    let inRange = 0;
+    for (let s = this.store.end() - 1; s >= this.store.start() && this.store.time(s) >= from; s--) inRange++;
     const raw = stepFor(req.rangeS * 1000, req.maxPoints);
-    const stepMs = raw <= interval ? 1 : interval * Math.ceil(raw / interval);
+    // 1 = every snapshot is a point (what pointsFor does while they fit in maxPoints).
+    const stepMs = inRange <= req.maxPoints || raw <= interval ? 1 : interval * Math.ceil(raw / interval);
     const panels = PANELS.filter((p) => req.panelIds.length === 0 || req.panelIds.includes(p.id)).map((p) =>
       evaluatePanel(this.store, p, {
-        from: now - req.rangeS * 1000,
+        from,
         maxPoints: req.maxPoints,
         windowMs: this.#opts.windowS * 1000,
         filters: req.filters,

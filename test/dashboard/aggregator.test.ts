@@ -127,6 +127,18 @@ describe("local aggregator over real HTTP", () => {
     expect(only2.panels.find((p) => p.id === "first_hop_rtt")!.series.every((s) => s.group.pop === "2")).toBe(
       true,
     );
+    // Incremental: nothing newer than the newest point, then exactly the next scrape's point.
+    const newest = res.panels[0]!.timestamps.at(-1)!;
+    const none = await getJson<PanelsResponse>(`${base}/api/panels?range=600&since=${newest}`);
+    expect(none.incremental).toBe(true);
+    expect(none.panels.every((p) => p.timestamps.length === 0)).toBe(true);
+    await source.scrapeOnce();
+    const one = await getJson<PanelsResponse>(
+      `${base}/api/panels?range=600&since=${newest}&panels=first_hop_rtt`,
+    );
+    expect(one.panels[0]!.timestamps).toHaveLength(1);
+    expect(one.panels[0]!.timestamps[0]!).toBeGreaterThan(newest);
+    expect(res.incremental).toBe(false);
     const eu = await getJson<PanelsResponse>(`${base}/api/panels?range=600&region=EU&panels=setup_ice`);
     expect(eu.panels.map((p) => p.id)).toEqual(["setup_ice"]);
     expect(new Set(eu.panels[0]!.series.map((s) => s.group.region))).toEqual(new Set(["EU"]));

@@ -7,6 +7,7 @@ import { Registry } from "../../regional/common/metrics.ts";
 import { parseTargets } from "../../regional/dashboard/config.ts";
 import { LocalSource } from "../../regional/dashboard/local.ts";
 import { type DashboardServer, startServer } from "../../regional/dashboard/server.ts";
+import type { PanelsResponse } from "../../regional/dashboard/source.ts";
 import { type BrowserHandle, launchChromium } from "../support/chromium.ts";
 import { type MetricsServer, serveRegistry } from "./support.ts";
 
@@ -138,6 +139,76 @@ describe("dashboard page in headless Chromium", () => {
       .poll(() => cell("first_hop_rtt", "pop=1", "p50").textContent(), { timeout: 10_000 })
       .toBe("5.00 ms");
     expect(await cell("first_hop_rtt", "pop=1", "n").textContent()).toBe("100");
+    // The page merged incremental answers: it holds the same points a full answer would give.
+    await nextRender();
+    await nextRender();
+    const card = page.locator('article[data-panel="first_hop_rtt"]');
+    const newest = Number(await card.getAttribute("data-newest"));
+    const points = Number(await card.getAttribute("data-points"));
+    const full = (await (
+      await fetch(
+        `http://127.0.0.1:${http.address.port}/api/panels?range=300&points=350&panels=first_hop_rtt`,
+      )
+    ).json()) as PanelsResponse;
+    const upTo = full.panels[0]!.timestamps.filter((t) => t <= newest);
+    expect(points).toBe(upTo.length);
+    expect(points).toBeGreaterThan(3);
     expect(errors).toEqual([]);
+  });
+});
+
+describe("dashboard page: live merging when points are thinned into time buckets", () => {
+  it("holds exactly the points a full answer gives, after many incremental refreshes", async () => {
+    const reg = new Registry();
+    const gauge = reg.gauge("gr_sessions_active", "active", ["cluster"]).with({ cluster: "1" });
+    const server = await serveRegistry(reg);
+    let now = Date.now() - 400_000;
+    const source = new LocalSource({
+      targets: parseTargets(`transceiver{cluster=1}=${server.url}`),
+      scrapeIntervalMs: 2000,
+      scrapeTimeoutMs: 2000,
+      windowS: 30,
+      retentionS: 900,
+      refreshMs: 100,
+      clock: () => now,
+    });
+    const scrape = async () => {
+      gauge.set(Math.round(now / 2000) % 97);
+      await source.scrapeOnce();
+      now += 2000;
+    };
+    for (let i = 0; i < 200; i++) await scrape(); // 400 s of history: more than 60 points in 300 s
+    const http = await startServer(source, { host: "127.0.0.1", port: 0 });
+    const browser = await launchChromium();
+    try {
+      // 240 px wide: the page asks for 60 points, so 150 snapshots are thinned into 6 s buckets.
+      const page = await browser.browser.newPage({ viewport: { width: 240, height: 800 } });
+      const renders = () => page.evaluate(() => Number(document.documentElement.dataset.renders ?? 0));
+      await page.goto(`http://127.0.0.1:${http.address.port}/?range=300`);
+      await page.waitForFunction(() => Number(document.documentElement.dataset.renders ?? 0) >= 1);
+      for (let i = 0; i < 14; i++) {
+        await scrape();
+        const n = await renders();
+        await page.waitForFunction((m) => Number(document.documentElement.dataset.renders ?? 0) > m, n);
+      }
+      const card = page.locator('article[data-panel="sessions_active"]');
+      const newest = Number(await card.getAttribute("data-newest"));
+      const full = (await (
+        await fetch(
+          `http://127.0.0.1:${http.address.port}/api/panels?range=300&points=60&panels=sessions_active`,
+        )
+      ).json()) as PanelsResponse;
+      expect(full.stepMs).toBe(6000);
+      const want = full.panels[0]!.timestamps.filter((t) => t <= newest);
+      expect(Number(await card.getAttribute("data-points"))).toBe(want.length);
+      // And the number shown is the newest value.
+      const value = await page.locator('td[data-panel="sessions_active"][data-ref="value"]').textContent();
+      expect(value).toBe(String(full.panels[0]!.series[0]!.values[want.length - 1]));
+    } finally {
+      await browser.close();
+      await http.close();
+      await source.close();
+      await server.close();
+    }
   });
 });

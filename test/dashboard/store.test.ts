@@ -106,6 +106,11 @@ describe("SnapshotStore", () => {
     expect(pts.length).toBeLessThanOrEqual(10);
     expect(pts.at(-1)).toBe(49);
     expect(pointsFor(s, 90_000, 100)).toEqual([45, 46, 47, 48, 49]);
+    // Buckets of 10 s: the newest snapshot of each, and only those after `since`.
+    expect(pointsFor(s, 60_000, 5, Number.NEGATIVE_INFINITY, 10_000)).toEqual([34, 39, 44, 49]);
+    expect(pointsFor(s, 60_000, 5, 80_000, 10_000)).toEqual([44, 49]);
+    expect(pointsFor(s, 60_000, 100, 90_000, 10_000)).toEqual([46, 47, 48, 49]);
+    expect(pointsFor(s, 0, 3, Number.NEGATIVE_INFINITY, 10_000)).toEqual([39, 44, 49]);
   });
 });
 

@@ -69,8 +69,9 @@ export function stepFor(rangeMs: number, maxPoints: number): number {
 }
 
 /**
- * Sequence numbers to evaluate, oldest first: the newest snapshot of each time bucket
- * (floor(time / stepMs)) from `from` on, at most maxPoints, only those newer than `since`.
+ * Sequence numbers to evaluate, oldest first, only those newer than `since`: every snapshot from
+ * `from` on when they are at most maxPoints, else the newest snapshot of each time bucket
+ * (floor(time / stepMs)), at most maxPoints.
  */
 export function pointsFor(
   store: SnapshotStore,
@@ -82,7 +83,7 @@ export function pointsFor(
   const seqs: number[] = [];
   for (let s = store.end() - 1; s >= store.start() && store.time(s) >= from; s--) seqs.push(s);
   let out: number[];
-  if (stepMs === undefined && seqs.length <= maxPoints) out = seqs;
+  if (seqs.length <= maxPoints) out = seqs;
   else {
     const step = stepMs ?? stepFor(store.time(seqs[0] ?? 0) - from, maxPoints);
     out = [];

@@ -219,6 +219,63 @@
     );
   }
 
+  /** What the page holds: per panel, timestamps and series by (group, ref). */
+  function fullView(res) {
+    const panels = new Map(res.panels.map((p) => [p.id, { ...p, series: p.series.map((x) => ({ ...x })) }]));
+    return { panels, newest: newestOf(panels.values()), key: "" };
+  }
+
+  function newestOf(panels) {
+    let n = 0;
+    for (const p of panels) if (p.timestamps.length) n = Math.max(n, p.timestamps[p.timestamps.length - 1]);
+    return n;
+  }
+
+  /**
+   * Appends an incremental answer: new points replace held points of the same time bucket (the
+   * server keeps the newest snapshot per bucket), points older than the range fall off, series
+   * that appear are padded with gaps, series that no longer have any value are dropped.
+   */
+  function mergeView(view, res) {
+    const from = res.now - Number($("#f-range").value) * 1000;
+    const step = res.stepMs;
+    for (const fresh of res.panels) {
+      const held = view.panels.get(fresh.id);
+      if (!held) {
+        view.panels.set(fresh.id, fresh);
+        continue;
+      }
+      const add = fresh.timestamps;
+      let cut = held.timestamps.length;
+      if (add.length > 0)
+        while (cut > 0 && Math.floor(held.timestamps[cut - 1] / step) >= Math.floor(add[0] / step)) cut--;
+      let start = 0;
+      while (start < cut && held.timestamps[start] < from) start++;
+      const kept = cut - start;
+      const gaps = (n) => new Array(n).fill(null);
+      const byKey = new Map();
+      for (const s of held.series)
+        byKey.set(`${groupKey(s.group)}/${s.ref}`, {
+          ...s,
+          values: s.values.slice(start, cut).concat(gaps(add.length)),
+        });
+      for (const s of fresh.series) {
+        const k = `${groupKey(s.group)}/${s.ref}`;
+        const cur = byKey.get(k);
+        if (cur) cur.values.splice(kept, add.length, ...s.values);
+        else byKey.set(k, { ...s, values: gaps(kept).concat(s.values) });
+      }
+      held.timestamps = held.timestamps.slice(start, cut).concat(add);
+      held.series = [...byKey.values()]
+        .filter((s) => s.values.some((v) => v !== null))
+        .sort((a, b) =>
+          groupKey(a.group) < groupKey(b.group) ? -1 : groupKey(a.group) > groupKey(b.group) ? 1 : 0,
+        );
+    }
+    view.newest = Math.max(view.newest, newestOf(view.panels.values()));
+    return view;
+  }
+
   function render(res) {
     const selected = Object.keys(selectedFilters());
     for (const data of res.panels) {
@@ -228,6 +285,8 @@
       c.na.textContent = ignored.length ? `(${ignored.join(", ")} filter n/a)` : "";
       renderChart(c, data);
       renderTable(c, data);
+      c.card.dataset.points = String(data.timestamps.length);
+      c.card.dataset.newest = String(data.timestamps[data.timestamps.length - 1] ?? "");
     }
     state.renders++;
     document.documentElement.dataset.renders = String(state.renders);
@@ -260,9 +319,15 @@
       // A chart is about a third of the window wide: more points than pixels would not show.
       q.set("points", String(Math.min(600, Math.max(60, Math.floor(window.innerWidth / 4)))));
       q.set("digits", "6");
+      const key = q.toString();
+      // Same view as last time: ask only for the points after the newest one we hold.
+      if (state.view?.key === key && state.view.newest > 0) q.set("since", String(state.view.newest));
       const res = await getJson(`/api/panels?${q}`);
       if (gen !== state.gen) return; // a newer refresh (filter change) owns the loop
-      render(res);
+      const merged = res.incremental && state.view?.key === key ? mergeView(state.view, res) : fullView(res);
+      merged.key = key;
+      state.view = merged;
+      render({ ...res, panels: [...merged.panels.values()] });
     } catch (e) {
       const err = $("#error");
       err.hidden = false;
