@@ -407,12 +407,17 @@ export async function startLocalSystem(o: LocalSystemOptions): Promise<LocalSyst
 
     let dashboardUrl: string | null = null;
     if (o.dashboard) {
+      // Static labels per target (as Prometheus' static_configs would add) so the POP and
+      // cluster filters apply to relay series too.
       const targets = [
         `edge=http://${h}:${plan.edgePort}/internal/metrics`,
-        `relay-pop=http://${h}:${plan.popAdminPort}/metrics`,
+        `relay-pop{pop=1}=http://${h}:${plan.popAdminPort}/metrics`,
         ...plan.clusters.flatMap((c) => [
-          `relay-${c.name}=http://${h}:${c.relayAdminPort}/metrics`,
-          ...c.transceivers.map((t) => `transceiver-${c.name}-${t.id}=http://${h}:${t.httpPort}/metrics`),
+          `relay-${c.name}{cluster=${c.id}}=http://${h}:${c.relayAdminPort}/metrics`,
+          `gateway-${c.name}{cluster=${c.id}}=http://${h}:${c.gatewayPort}/metrics`,
+          ...c.transceivers.map(
+            (t) => `transceiver-${c.name}-${t.id}{cluster=${c.id}}=http://${h}:${t.httpPort}/metrics`,
+          ),
         ]),
       ];
       await run({

@@ -19,6 +19,11 @@ export const TEST_DEPS: SystemDep[] = [
     why: "relay flow mirror and membership tests start their own Redis",
   },
   { pkg: "chromium", bin: "chromium", why: "end-to-end and dashboard tests drive a real browser" },
+  {
+    pkg: "prometheus",
+    bin: "promtool",
+    why: "the alert rules are checked with promtool and the dashboard is compared with a real Prometheus",
+  },
 ];
 
 export function which(bin: string): string | null {
