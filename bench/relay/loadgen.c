@@ -159,7 +159,7 @@ int main(int argc, char **argv) {
   }
   if (ff) fclose(ff);
 
-  usleep(300000); /* let the init packets open the flows */
+  usleep(150000); /* let the init packets open the flows */
   pthread_t th;
   pthread_create(&th, NULL, sink_thread, NULL);
 
@@ -215,7 +215,7 @@ int main(int argc, char **argv) {
     }
   }
   sending_done = 1;
-  usleep(300000);
+  usleep(200000);
   sending_done = 2;
   pthread_join(th, NULL);
   uint64_t total = 0, acc = 0;

@@ -22,7 +22,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const DIR = mkdtempSync(join(tmpdir(), "relay-bench-"));
 const FLOWS = 64;
 const PAYLOAD = 200;
-const TRIAL_MS = 1_000;
+const TRIAL_MS = 700;
 const LOSS_MAX = 0.001;
 const HINT_KEYS = `1:${randomBytes(32).toString("base64")}`;
 
@@ -296,7 +296,7 @@ interface Row {
   halfLoad: { rate: number; p50: number; p99: number; addedP50: number; addedP99: number } | null;
 }
 
-const CPU_RATE = 20_000;
+const CPU_RATE = 40_000;
 const CPU_ROUNDS = 3;
 
 function median(xs: number[]): number {
@@ -367,40 +367,71 @@ async function main(): Promise<void> {
         log(`  cpu ${t.name}: ${((r.cpuSeconds * 1e6) / Math.max(1, r.received)).toFixed(2)} µs/packet`);
       }
     }
-    const rows: Row[] = [];
-    for (const t of targets) {
-      log(`${t.name}: searching the rate with < 0.1% loss`);
-      const { pps } = maxRate(t, genCpus);
-      const half = trial(t, pps * 0.5, genCpus);
-      const base = direct(pps * 0.5);
+    // Packets/s at < 0.1% loss: two searches per target, interleaved, best kept (the machine is
+    // shared: other work only ever lowers a result).
+    const best = new Map<string, number>();
+    for (let pass = 0; pass < 2; pass++) {
+      for (const t of targets) {
+        log(`${t.name}: searching the rate with < 0.1% loss (pass ${pass + 1})`);
+        const { pps } = maxRate(t, genCpus);
+        best.set(t.name, Math.max(best.get(t.name) ?? 0, pps));
+      }
+    }
+    // Latency at half of each one's maximum: three interleaved trials (plus the direct path at the
+    // same rate), medians.
+    const lat = new Map<string, { p50: number[]; p99: number[]; b50: number[]; b99: number[] }>(
+      targets.map((t) => [t.name, { p50: [], p99: [], b50: [], b99: [] }]),
+    );
+    for (let round = 0; round < 3; round++) {
+      for (const t of targets) {
+        const rate = best.get(t.name)! * 0.5;
+        const r = trial(t, rate, genCpus);
+        const b = direct(rate);
+        const l = lat.get(t.name)!;
+        l.p50.push(r.p50_us);
+        l.p99.push(r.p99_us);
+        l.b50.push(b.p50_us);
+        l.b99.push(b.p99_us);
+      }
+    }
+    const rows: Row[] = targets.map((t) => {
       const us = median(cpu.get(t.name)!);
-      rows.push({
+      const l = lat.get(t.name)!;
+      const pps = best.get(t.name)!;
+      return {
         name: t.name,
         pps: Math.round(pps),
         usPerPacket: Number(us.toFixed(2)),
         ppsPerCpuSecond: us > 0 ? Math.round(1e6 / us) : 0,
         halfLoad: {
           rate: Math.round(pps * 0.5),
-          p50: half.p50_us,
-          p99: half.p99_us,
-          addedP50: half.p50_us - base.p50_us,
-          addedP99: half.p99_us - base.p99_us,
+          p50: median(l.p50),
+          p99: median(l.p99),
+          addedP50: median(l.p50) - median(l.b50),
+          addedP99: median(l.p99) - median(l.b99),
         },
-      });
-    }
+      };
+    });
     for (const p of procs.splice(0)) p.stop();
 
     // Scaling: one vs two workers, nothing pinned (the generator shares the two cores).
     const scaling: { workers: number; pps: number }[] = [];
-    for (const workers of [1, 2]) {
-      const r = await startRelay(workers, null);
-      try {
-        log(`scaling: ${workers} worker(s)`);
-        scaling.push({ workers, pps: Math.round(maxRate(r.target, null).pps) });
-      } finally {
-        r.proc.stop();
+    const one = await startRelay(1, null);
+    procs.push(one.proc);
+    const two = await startRelay(2, null);
+    procs.push(two.proc);
+    const scaleBest = [0, 0];
+    for (let pass = 0; pass < 1; pass++) {
+      for (const [i, r] of [one, two].entries()) {
+        log(`scaling: ${i + 1} worker(s), pass ${pass + 1}`);
+        scaleBest[i] = Math.max(scaleBest[i]!, maxRate(r.target, null).pps);
       }
     }
+    scaling.push(
+      { workers: 1, pps: Math.round(scaleBest[0]!) },
+      { workers: 2, pps: Math.round(scaleBest[1]!) },
+    );
+    for (const p of procs.splice(0)) p.stop();
 
     const mem = spawnSync(process.execPath, ["--expose-gc", join(ROOT, "bench/relay/memory.ts")], {
       cwd: ROOT,
