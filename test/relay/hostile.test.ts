@@ -165,7 +165,8 @@ describe("hostile input, engine level", () => {
       c.client(now, "203.0.113.12", 1, Buffer.alloc(65_000, 1));
       for (let i = 0; i < 50; i++) {
         const forged = Buffer.from(valid);
-        forged[24 + Math.floor(r() * 24)] ^= 1 + Math.floor(r() * 7); // flip bits inside the ufrag
+        const at = 24 + Math.floor(r() * 24); // a byte inside the ufrag
+        forged[at] = forged[at]! ^ (1 + Math.floor(r() * 7));
         c.client(now, `203.0.114.${i}`, 2000 + round, forged);
         c.client(now, `203.0.115.${i}`, 2000 + round, bindingRequest(hint(1, 4, OTHER_KEYS)));
         c.client(now, `203.0.116.${i}`, 2000 + round, bindingRequest(randomBytes(18).toString("base64")));
