@@ -51,10 +51,15 @@ function log(msg: string): void {
   process.stderr.write(`${msg}\n`);
 }
 
+/**
+ * A free UDP port below the kernel's ephemeral range (32768+): sinks are bound and released by
+ * every trial, and an ephemeral port could be handed to some other process in between.
+ */
 function freePort(): number {
   const out = execFileSync(process.execPath, [
     "-e",
-    "const s=require('dgram').createSocket('udp4');s.bind(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})",
+    `const d=require('dgram');const t=()=>{const p=12000+Math.floor(Math.random()*20000);const s=d.createSocket('udp4');
+     s.once('error',()=>{s.close();t()});s.bind(p,'127.0.0.1',()=>{console.log(p);s.close()})};t()`,
   ]);
   return Number(out.toString().trim());
 }
