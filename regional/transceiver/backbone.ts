@@ -12,8 +12,8 @@ import type { HostPort } from "../../shared/topology/address.ts";
 import type { TransceiverMetrics } from "./metrics.ts";
 import type { Mux } from "./mux.ts";
 
-/** 4 MB: the kernel maximum on this machine kind (shared/notes/udp-performance.md). */
-const SOCKET_BUFFER_BYTES = 4 * 1024 * 1024;
+/** Default: 4 MB, net.core.rmem_max on this machine kind (shared/notes/udp-performance.md). */
+export const DEFAULT_SOCKET_BUFFER_BYTES = 4 * 1024 * 1024;
 
 export class BackboneSocket {
   readonly socket: Socket;
@@ -31,16 +31,21 @@ export class BackboneSocket {
     this.#metrics = metrics;
   }
 
+  /**
+   * Binds the socket. Every session shares its receive buffer, so it is what absorbs an
+   * event-loop stall: ask for a large one (the kernel grants at most net.core.rmem_max, doubled).
+   */
   static async open(
     at: HostPort,
     clusterId: number,
     transceiverId: number,
     metrics: TransceiverMetrics,
+    bufferBytes = DEFAULT_SOCKET_BUFFER_BYTES,
   ): Promise<BackboneSocket> {
     const socket = createSocket({
       type: at.ipv6 ? "udp6" : "udp4",
-      recvBufferSize: SOCKET_BUFFER_BYTES,
-      sendBufferSize: SOCKET_BUFFER_BYTES,
+      recvBufferSize: bufferBytes,
+      sendBufferSize: bufferBytes,
     });
     await new Promise<void>((resolve, reject) => {
       socket.once("error", reject);
@@ -58,6 +63,11 @@ export class BackboneSocket {
   /** Routes data frames to the mux from now on. */
   attach(mux: Mux): void {
     this.#mux = mux;
+  }
+
+  /** Receive buffer the kernel granted (Linux reports twice the requested size, capped by rmem_max). */
+  get receiveBufferBytes(): number {
+    return this.socket.getRecvBufferSize();
   }
 
   get address(): { host: string; port: number } {

@@ -14,6 +14,8 @@ export interface TransceiverConfig {
   udp: HostPort;
   /** Backbone address announced in heartbeats ("ip:port"); default: the bound address. */
   udpAdvertise: string | undefined;
+  /** Receive/send buffer asked for the backbone socket (capped by net.core.rmem_max / wmem_max). */
+  socketBufferBytes: number;
   /** Where the signalling HTTP server binds. */
   http: HostPort;
   /** Signalling URL announced in heartbeats; default: http://<bound address>. */
@@ -168,6 +170,7 @@ export function loadConfig(
     transceiverId,
     udp: r.hostPort("TRANSCEIVER_UDP", "127.0.0.1:0"),
     udpAdvertise: r.optional("TRANSCEIVER_UDP_ADVERTISE"),
+    socketBufferBytes: r.int("TRANSCEIVER_SOCKET_BUFFER_BYTES", 65_536, 1 << 30, 4 * 1024 * 1024),
     http: r.hostPort("TRANSCEIVER_HTTP", "127.0.0.1:0"),
     httpAdvertise: r.optional("TRANSCEIVER_HTTP_ADVERTISE"),
     backendUrl: r.url("BACKEND_URL", "ws://127.0.0.1:8090", /^(wss?|internal):$/),
@@ -204,6 +207,7 @@ export function configWithDefaults(
   return {
     udp: { host: "127.0.0.1", port: 0, ipv6: false },
     udpAdvertise: undefined,
+    socketBufferBytes: 4 * 1024 * 1024,
     http: { host: "127.0.0.1", port: 0, ipv6: false },
     httpAdvertise: undefined,
     backendUrl: "ws://127.0.0.1:8090",

@@ -96,7 +96,20 @@ export class Transceiver {
     // One DTLS certificate per process (werift caches it); make it before the first offer.
     await RTCDtlsTransport.SetupCertificate();
     t.verifier = await RequestVerifier.create(config.clusterSecret, config.replayWindowMs);
-    t.#socket = await BackboneSocket.open(config.udp, config.clusterId, config.transceiverId, t.metrics);
+    t.#socket = await BackboneSocket.open(
+      config.udp,
+      config.clusterId,
+      config.transceiverId,
+      t.metrics,
+      config.socketBufferBytes,
+    );
+    const granted = t.#socket.receiveBufferBytes;
+    if (granted < config.socketBufferBytes) {
+      t.log.warn("backbone socket receive buffer is smaller than asked: raise net.core.rmem_max", {
+        askedBytes: config.socketBufferBytes,
+        grantedBytes: granted,
+      });
+    }
     const m = t.metrics;
     t.#mux = new Mux(t.#socket.send, hmacSha1, { drop: (reason) => m.drops[reason].inc() }, t.clock);
     t.#socket.attach(t.#mux);
