@@ -255,3 +255,45 @@ describe("in-process echo backend (BACKEND_URL=internal:echo)", () => {
     }
   });
 });
+
+describe("clean-up and media metrics", () => {
+  it("samples RTT, jitter and loss, and ending every session releases its routes and timers", async () => {
+    const h3 = await startHarness({ statsIntervalMs: 1000 });
+    try {
+      const before = process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+      const calls = await Promise.all([h3.connectClient(), h3.connectClient(), h3.connectClient()]);
+      for (const { client } of calls) void talk(client, 11, 150, 0);
+      await until(
+        async () => {
+          const m = await (await fetch(`${h3.t.httpUrl}/metrics`)).text();
+          const count = (name: string) =>
+            Number(new RegExp(`^${name}_count\\{cluster="1",region="EU"\\} (\\d+)`, "m").exec(m)?.[1] ?? 0);
+          return (
+            count("gr_ice_rtt_seconds") > 0 &&
+            count("gr_rtcp_rtt_seconds") > 0 &&
+            count("gr_jitter_seconds") > 0 &&
+            count("gr_packet_loss_ratio") > 0
+          );
+        },
+        15_000,
+        "RTT, jitter and loss samples",
+      );
+      expect(h3.t.mux.ufragCount).toBe(3);
+      expect(h3.t.mux.pathCount).toBeGreaterThanOrEqual(3);
+      for (const { callId } of calls)
+        expect((await h3.call("DELETE", `/v1/sessions/${callId}`)).status).toBe(204);
+      for (const { client } of calls) await client.close();
+      await until(() => h3.t.mux.pathCount === 0, 5000, "paths released");
+      expect(h3.t.mux.ufragCount).toBe(0);
+      expect(h3.t.sessions.size).toBe(0);
+      // werift's own timers of closed peer connections are gone too (a few seconds for its last ones).
+      await until(
+        () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length <= before + 2,
+        12_000,
+        "timers released",
+      );
+    } finally {
+      await h3.close();
+    }
+  });
+});
