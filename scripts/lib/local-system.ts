@@ -288,7 +288,11 @@ export async function startLocalSystem(o: LocalSystemOptions): Promise<LocalSyst
       await run({
         name: "redis",
         command: bin,
-        args: ["--port", String(port), "--bind", h, "--save", "", "--appendonly", "no", "--dir", redisDir],
+        args: [
+          ...["--port", String(port), "--bind", h, "--save", "", "--appendonly", "no", "--dir", redisDir],
+          // Bound to one private address of this run only; protected mode would refuse non-loopback clients.
+          ...["--protected-mode", "no"],
+        ],
         env: {},
         ready: (line) => line.includes("Ready to accept connections"),
       });
