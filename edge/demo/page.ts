@@ -88,7 +88,7 @@ function meter(stream) {
     an.getFloatTimeDomainData(buf);
     let e = 0; for (const v of buf) e += v * v;
     demo.audioEnergy = Math.sqrt(e / buf.length);
-    $("meter").firstElementChild.style.width = Math.min(100, demo.audioEnergy * 400) + "%";
+    $("meter").firstElementChild.style.width = Math.min(100, demo.audioEnergy * 1500) + "%";
     requestAnimationFrame(tick);
   };
   tick();
@@ -136,7 +136,11 @@ async function start() {
     demo.callId = location ? location.split("/").pop() : null;
     demo.cluster = res.headers.get("x-relay-cluster");
     $("cluster").textContent = demo.cluster || "?"; $("callid").textContent = demo.callId || "?";
-    $("timing").textContent = (performance.now() - t0).toFixed(0) + " ms offer → answer" + (res.headers.get("server-timing") ? " (" + res.headers.get("server-timing") + ")" : "");
+    const st = (res.headers.get("server-timing") || "").split(",").map((m) => {
+      const name = m.split(";")[0].trim(), dur = /dur=([0-9.]+)/.exec(m);
+      return dur ? name + " " + Number(dur[1]).toFixed(0) + " ms" : null;
+    }).filter(Boolean);
+    $("timing").textContent = (performance.now() - t0).toFixed(0) + " ms offer → answer" + (st.length ? " (" + st.join(", ") + ")" : "");
     await pc.setRemoteDescription({ type: "answer", sdp: await res.text() });
     $("hangup").disabled = false;
     statsTimer = setInterval(stats, 500);
