@@ -43,6 +43,8 @@ async function start(m: Msg): Promise<void> {
         backendUrl: m.backend as string,
         capacity: 10_000,
         backendQueueBytes: 256 * 1024,
+        socketBufferBytes: 32 * 1024 * 1024,
+        socketCount: Number(m.sockets ?? 1),
       }),
       { log: createLogger({ svc: "bench-transceiver" }, "error") },
     );

@@ -1,6 +1,11 @@
 // The transceiver's one UDP socket (the socket shell around Mux). Every datagram is a backbone
 // frame; pings are answered with pongs (payload echoed) to the source; data frames go to the mux;
 // anything else is dropped and counted. Replies always go to the address a frame came from.
+//
+// Optionally (TRANSCEIVER_SOCKETS > 1) the one port is bound by several sockets of this process
+// with SO_REUSEPORT: the kernel spreads frames over them by source address (relay workers), which
+// multiplies the receive buffering that absorbs a stall. Replies leave from the first socket,
+// so the relays still see one address.
 import { createSocket, type Socket } from "node:dgram";
 import {
   decodeFrameHeader,
@@ -17,6 +22,7 @@ export const DEFAULT_SOCKET_BUFFER_BYTES = 4 * 1024 * 1024;
 
 export class BackboneSocket {
   readonly socket: Socket;
+  readonly sockets: Socket[];
   readonly #clusterId: number;
   readonly #transceiverId: number;
   readonly #metrics: TransceiverMetrics;
@@ -24,8 +30,14 @@ export class BackboneSocket {
   readonly #header = newFrameHeader();
   #closed = false;
 
-  private constructor(socket: Socket, clusterId: number, transceiverId: number, metrics: TransceiverMetrics) {
-    this.socket = socket;
+  private constructor(
+    sockets: Socket[],
+    clusterId: number,
+    transceiverId: number,
+    metrics: TransceiverMetrics,
+  ) {
+    this.sockets = sockets;
+    this.socket = sockets[0]!;
     this.#clusterId = clusterId;
     this.#transceiverId = transceiverId;
     this.#metrics = metrics;
@@ -41,22 +53,32 @@ export class BackboneSocket {
     transceiverId: number,
     metrics: TransceiverMetrics,
     bufferBytes = DEFAULT_SOCKET_BUFFER_BYTES,
+    count = 1,
   ): Promise<BackboneSocket> {
-    const socket = createSocket({
-      type: at.ipv6 ? "udp6" : "udp4",
-      recvBufferSize: bufferBytes,
-      sendBufferSize: bufferBytes,
-    });
-    await new Promise<void>((resolve, reject) => {
-      socket.once("error", reject);
-      socket.bind(at.port, at.host, () => {
-        socket.off("error", reject);
-        resolve();
+    const bind = async (port: number): Promise<Socket> => {
+      const socket = createSocket({
+        type: at.ipv6 ? "udp6" : "udp4",
+        recvBufferSize: bufferBytes,
+        sendBufferSize: bufferBytes,
+        ...(count > 1 ? { reusePort: true } : {}),
       });
-    });
-    const b = new BackboneSocket(socket, clusterId, transceiverId, metrics);
-    socket.on("message", (msg, rinfo) => b.#onMessage(msg, rinfo.address, rinfo.port));
-    socket.on("error", () => metrics.drops["bad-frame"].inc());
+      await new Promise<void>((resolve, reject) => {
+        socket.once("error", reject);
+        socket.bind(port, at.host, () => {
+          socket.off("error", reject);
+          resolve();
+        });
+      });
+      return socket;
+    };
+    const first = await bind(at.port);
+    const sockets = [first];
+    for (let i = 1; i < count; i++) sockets.push(await bind(first.address().port));
+    const b = new BackboneSocket(sockets, clusterId, transceiverId, metrics);
+    for (const socket of sockets) {
+      socket.on("message", (msg, rinfo) => b.#onMessage(msg, rinfo.address, rinfo.port));
+      socket.on("error", () => metrics.drops["bad-frame"].inc());
+    }
     return b;
   }
 
@@ -111,6 +133,6 @@ export class BackboneSocket {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await new Promise<void>((r) => this.socket.close(() => r()));
+    await Promise.all(this.sockets.map((s) => new Promise<void>((r) => s.close(() => r()))));
   }
 }

@@ -16,6 +16,8 @@ export interface TransceiverConfig {
   udpAdvertise: string | undefined;
   /** Receive/send buffer asked for the backbone socket (capped by net.core.rmem_max / wmem_max). */
   socketBufferBytes: number;
+  /** Sockets bound to the backbone port with SO_REUSEPORT (1 = one socket, the default). */
+  socketCount: number;
   /** Where the signalling HTTP server binds. */
   http: HostPort;
   /** Signalling URL announced in heartbeats; default: http://<bound address>. */
@@ -171,6 +173,7 @@ export function loadConfig(
     udp: r.hostPort("TRANSCEIVER_UDP", "127.0.0.1:0"),
     udpAdvertise: r.optional("TRANSCEIVER_UDP_ADVERTISE"),
     socketBufferBytes: r.int("TRANSCEIVER_SOCKET_BUFFER_BYTES", 65_536, 1 << 30, 4 * 1024 * 1024),
+    socketCount: r.int("TRANSCEIVER_SOCKETS", 1, 16, 1),
     http: r.hostPort("TRANSCEIVER_HTTP", "127.0.0.1:0"),
     httpAdvertise: r.optional("TRANSCEIVER_HTTP_ADVERTISE"),
     backendUrl: r.url("BACKEND_URL", "ws://127.0.0.1:8090", /^(wss?|internal):$/),
@@ -208,6 +211,7 @@ export function configWithDefaults(
     udp: { host: "127.0.0.1", port: 0, ipv6: false },
     udpAdvertise: undefined,
     socketBufferBytes: 4 * 1024 * 1024,
+    socketCount: 1,
     http: { host: "127.0.0.1", port: 0, ipv6: false },
     httpAdvertise: undefined,
     backendUrl: "ws://127.0.0.1:8090",

@@ -102,6 +102,7 @@ export class Transceiver {
       config.transceiverId,
       t.metrics,
       config.socketBufferBytes,
+      config.socketCount,
     );
     const granted = t.#socket.receiveBufferBytes;
     if (granted < config.socketBufferBytes) {

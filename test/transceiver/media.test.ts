@@ -297,3 +297,23 @@ describe("clean-up and media metrics", () => {
     }
   });
 });
+
+describe("several sockets on the one port (TRANSCEIVER_SOCKETS)", () => {
+  it("binds the port with SO_REUSEPORT and serves sessions through it", async () => {
+    const h4 = await startHarness({ socketCount: 3 });
+    try {
+      const { client } = await h4.connectClient();
+      const sent = await talk(client, 12, 20, 0);
+      await until(() => echoed(client, 12).length >= 20, 5000, "echo with three sockets");
+      expect(echoed(client, 12)).toEqual(sent);
+      const { readFileSync } = await import("node:fs");
+      const hex = h4.t.udpAddress.port.toString(16).toUpperCase().padStart(4, "0");
+      const bound = readFileSync("/proc/net/udp", "utf8")
+        .split("\n")
+        .filter((l) => l.trim().split(/\s+/)[1] === `0100007F:${hex}`);
+      expect(bound).toHaveLength(3);
+    } finally {
+      await h4.close();
+    }
+  });
+});
