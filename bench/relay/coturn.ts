@@ -131,6 +131,7 @@ export interface TurnFlow {
 export async function setupTurn(turnPort: number, sinkPort: number, flows: number): Promise<TurnFlow[]> {
   const key = createHash("md5").update(`${USER}:${REALM}:${PASS}`).digest();
   const out: TurnFlow[] = [];
+  const open: dgram.Socket[] = [];
   const peer = Buffer.alloc(8);
   peer.writeUInt16BE(0x0001, 0);
   peer.writeUInt16BE(sinkPort ^ 0x2112, 2);
@@ -148,7 +149,9 @@ export async function setupTurn(turnPort: number, sinkPort: number, flows: numbe
     );
     const a = attrs(first);
     const nonce = a.get(0x0015);
-    if (first.readUInt16BE(0) !== 0x0113 || !nonce) throw new Error("expected a 401 with a nonce");
+    if (first.readUInt16BE(0) !== 0x0113 || !nonce) {
+      throw new Error(`expected a 401 with a nonce, got type 0x${first.readUInt16BE(0).toString(16)}`);
+    }
     const auth: StunAttribute[] = [
       { type: 0x0006, value: Buffer.from(USER) },
       { type: 0x0014, value: Buffer.from(REALM) },
@@ -186,11 +189,12 @@ export async function setupTurn(turnPort: number, sinkPort: number, flows: numbe
     if (bind.readUInt16BE(0) !== 0x0109)
       throw new Error(`channel bind failed (type 0x${bind.readUInt16BE(0).toString(16)})`);
     const localPort = sock.address().port;
-    await new Promise<void>((r) => sock.close(() => r()));
+    open.push(sock); // kept until every flow has its own port (a reused 5-tuple is a 437 mismatch)
     out.push({
       localPort,
       channelHeader: (len) => new Uint8Array([channel >> 8, channel & 255, len >> 8, len & 255]),
     });
   }
+  await Promise.all(open.map((sock) => new Promise<void>((r) => sock.close(() => r()))));
   return out;
 }
