@@ -99,6 +99,23 @@ describe("relay on loopback", () => {
     expect(pop.flows().active).toBe(2);
   });
 
+  it("survives a cluster relay restart: the client's next datagram rebuilds the soft state", async () => {
+    const { p, t, cluster, client } = await path();
+    client.send(bindingRequest(hint(1, 1)), p.vip);
+    await until(() => client.inbox.length === 1, "answer");
+    const oldSource = t.seen.at(-1)!.from.port;
+    const cfg = cluster!.cfg;
+    await cluster!.close();
+    const restarted = await RelayWorker.start(cfg, log);
+    cleanup.push(() => restarted.close());
+    expect(restarted.flows().active).toBe(0);
+    client.send(rtp(), p.vip);
+    await until(() => client.inbox.length === 2, "echo through the restarted cluster relay");
+    // The transceiver now answers the restarted relay's new socket.
+    expect(t.seen.at(-1)!.from.port).not.toBe(oldSource);
+    expect(restarted.flows(`127.0.0.1:${client.port}`).flow).toMatchObject({ popId: 7, transceiverId: 1 });
+  });
+
   it("co-located: the POP forwards straight to the transceiver", async () => {
     const { p, t, client } = await path({ colocated: true });
     client.send(bindingRequest(hint(1, 1)), p.vip);
