@@ -289,10 +289,13 @@ async function media(m: Msg): Promise<void> {
   eld.reset();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
+  const totalEchoed = (): number => clients.reduce((sum, c) => sum + echoed(c), 0);
+  const echoedAtOpen = totalEchoed();
   send({ cmd: "window-open" });
   await new Promise((r) => setTimeout(r, seconds * 1000));
   windowOpen = false;
   const windowMs = performance.now() - t0;
+  const windowEchoes = totalEchoed() - echoedAtOpen;
   send({ cmd: "window-closed" });
   clearInterval(timer);
   const cpu = process.cpuUsage(cpu0);
@@ -310,6 +313,7 @@ async function media(m: Msg): Promise<void> {
     clientCpuFraction: (cpu.user + cpu.system) / 1000 / windowMs,
     clientEldP99Ms: eld.percentile(99) / 1e6,
     /** Packets the clients managed to send in the window, against 50 per session per second. */
+    windowEchoes,
     offeredRatio: windowSent / Math.max(1, clients.length * 50 * (windowMs / 1000)),
   });
 }

@@ -99,7 +99,9 @@ interface Result {
   setupSeconds: number;
   setupCpuMsPerSession: number;
   serverCpuFraction: number;
+  /** 1 s of CPU / (CPU per echoed packet × 50 packets/s per session). */
   sessionsPerCoreEstimate: number;
+  usPerEcho: number;
   eldP99Ms: number;
   eldMaxMs: number;
   loss: number;
@@ -187,7 +189,11 @@ async function runMode(mode: string): Promise<Result> {
     client: udpDrops(clientPorts) - drops0.client,
   };
   if (process.env.BENCH_DEBUG) console.error(JSON.stringify({ afterSetup, w0, w1, media }));
-  const cpuFraction = ((w1.cpuMs as number) - (w0.cpuMs as number)) / Math.max(1, elapsedMs);
+  const cpuMs = (w1.cpuMs as number) - (w0.cpuMs as number);
+  const cpuFraction = cpuMs / Math.max(1, elapsedMs);
+  // Server CPU per echoed packet (one in, one out, plus its share of RTCP, consent, data channel):
+  // independent of how much load the starved machine let through.
+  const usPerEcho = (cpuMs * 1000) / Math.max(1, media.windowEchoes as number);
   await clients.request({ cmd: "stop" }, "stopped").catch(() => {});
   await server.request({ cmd: "stop" }, "stopped").catch(() => {});
   agent?.stop();
@@ -202,7 +208,8 @@ async function runMode(mode: string): Promise<Result> {
     setupSeconds: round(setupSeconds, 2),
     setupCpuMsPerSession: round(((afterSetup.cpuMs as number) - (base.cpuMs as number)) / n, 2),
     serverCpuFraction: round(cpuFraction, 3),
-    sessionsPerCoreEstimate: Math.round(n / Math.max(cpuFraction, 1e-6)),
+    sessionsPerCoreEstimate: Math.round(1e6 / (usPerEcho * 50)),
+    usPerEcho: round(usPerEcho, 1),
     eldP99Ms: round(eldP99, 2),
     eldMaxMs: round(w1.eldMaxMs as number, 1),
     loss: round(loss, 5),
@@ -264,6 +271,7 @@ const cols: [string, (r: Result) => string][] = [
   ["mode", (r) => r.mode],
   ["sessions", (r) => `${r.connected}/${r.sessions}`],
   ["server CPU", (r) => `${(r.serverCpuFraction * 100).toFixed(1)}%`],
+  ["CPU/echo", (r) => `${r.usPerEcho} µs`],
   ["sessions/core (est.)", (r) => String(r.sessionsPerCoreEstimate)],
   ["ELD p99", (r) => `${r.eldP99Ms} ms`],
   ["loss", (r) => `${(r.loss * 100).toFixed(3)}%`],
@@ -289,7 +297,7 @@ const gr = results.find((r) => r.mode === "gr-internal");
 const wr = results.find((r) => r.mode === "werift");
 if (gr && wr) {
   console.log(
-    `\nshared socket vs werift per-socket (same echo, same run): CPU ${(gr.serverCpuFraction / wr.serverCpuFraction).toFixed(2)}x, setup CPU ${(gr.setupCpuMsPerSession / wr.setupCpuMsPerSession).toFixed(2)}x, RSS/session ${(gr.rssMiBPerSession / wr.rssMiBPerSession).toFixed(2)}x`,
+    `\nshared socket vs werift per-socket (same echo, same run): CPU per echo ${(gr.usPerEcho / wr.usPerEcho).toFixed(2)}x, setup CPU ${(gr.setupCpuMsPerSession / wr.setupCpuMsPerSession).toFixed(2)}x, RSS/session ${(gr.rssMiBPerSession / wr.rssMiBPerSession).toFixed(2)}x`,
   );
 }
 console.log(
