@@ -7,7 +7,7 @@ import { InProcessHandle, ThreadHandle, type WorkerHandle } from "./handles.ts";
 import { RelayWorker, type WorkerAddresses } from "./worker.ts";
 
 export interface RelayOptions {
-  /** Run workers as worker threads (the program) or in this thread (tests). */
+  /** Run workers 1..N-1 as worker threads (the program) or all in this thread (tests). */
   threads: boolean;
   log: Logger;
 }

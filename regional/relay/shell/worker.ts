@@ -35,6 +35,7 @@ export interface FlowsReply {
 }
 
 const EMPTY_LOOKUP = { has: (): boolean => false };
+const SCRATCH_BYTES = 65_536 + FRAME_HEADER_BYTES;
 
 /** Logs at most once per `ms` per key (socket errors can come per packet). */
 function rateLimited(
@@ -66,7 +67,11 @@ export class RelayWorker {
   readonly #clusterSocks: (dgram.Socket | undefined)[] = [];
   readonly #tSocks: (dgram.Socket | undefined)[] = [];
   readonly #tAddr = new Map<number, string>();
-  readonly #list: Uint8Array[] = [new Uint8Array(0), new Uint8Array(0)];
+  /** Frame being sent upstream; the POP engine writes its header straight into the first 28 bytes. */
+  #scratch: Buffer = Buffer.allocUnsafeSlow(SCRATCH_BYTES);
+  /** Views of #scratch by total length (at most one per length). */
+  #views: (Buffer | undefined)[] = [];
+  #scratchHeader: Buffer = this.#scratch.subarray(0, FRAME_HEADER_BYTES);
   readonly #timers: NodeJS.Timeout[] = [];
   #closed = false;
   /**
@@ -113,6 +118,7 @@ export class RelayWorker {
         rtt: this.metrics,
         now,
       });
+      (this.engine as PopEngine).out.header = this.#scratchHeader;
     } else {
       const cluster = topo.clusters.find((c) => c.id === cfg.id)!;
       this.metrics = new RelayMetrics("cluster", 0);
@@ -237,13 +243,26 @@ export class RelayWorker {
       this.metrics.sendErrors++;
       return;
     }
-    const list = this.#list;
-    list[0] = header;
-    list[1] = msg;
-    sock.send(list);
-    // Queued by libuv (kernel buffer full): that send still references the header array.
-    if (header === e.out.header && sock.getSendQueueCount() !== 0)
-      e.out.header = new Uint8Array(FRAME_HEADER_BYTES);
+    // Header and datagram go out as one exact-length view of a scratch buffer: one iovec, and
+    // no per-send Buffer objects beyond the view cached for each length.
+    const total = FRAME_HEADER_BYTES + msg.length;
+    let scratch = this.#scratch;
+    if (header !== this.#scratchHeader) scratch.set(header, 0);
+    scratch.set(msg, FRAME_HEADER_BYTES);
+    let view = this.#views[total];
+    if (view === undefined) {
+      view = scratch.subarray(0, total);
+      this.#views[total] = view;
+    }
+    sock.send(view);
+    // Queued by libuv (kernel buffer full): that send still references the scratch memory.
+    if (sock.getSendQueueCount() !== 0) {
+      scratch = Buffer.allocUnsafeSlow(SCRATCH_BYTES);
+      this.#scratch = scratch;
+      this.#views = [];
+      this.#scratchHeader = scratch.subarray(0, FRAME_HEADER_BYTES);
+      e.out.header = this.#scratchHeader;
+    }
   }
 
   #onUpstream(e: PopEngine, kind: number, id: number, msg: Buffer): void {
