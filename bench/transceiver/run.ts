@@ -123,8 +123,9 @@ interface Result {
 async function runMode(mode: string): Promise<Result> {
   const secret = randomBytes(32).toString("base64");
   const agent = mode === "gr-ws" ? await startEchoAgent() : undefined;
-  const profile = process.env.BENCH_PROFILE
-    ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`, `--cpu-prof-name=${mode}.cpuprofile`]
+  // BENCH_PROFILE_ALL=dir: a CPU profile of the server's whole life (set-up included).
+  const profile = process.env.BENCH_PROFILE_ALL
+    ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_ALL}`, `--cpu-prof-name=${mode}.cpuprofile`]
     : [];
   const server = forkChild("./server.ts", { BENCH_MODE: mode === "werift" ? "werift" : "gr" }, [
     "--expose-gc",
@@ -139,6 +140,7 @@ async function runMode(mode: string): Promise<Result> {
       callIdKey: randomBytes(32).toString("base64"),
       backend: agent ? agent.url : "internal:echo",
       sockets: mode === "gr-internal-x4" ? 4 : 1,
+      connectRelays: mode === "gr-internal-cr",
     },
     "started",
   );
@@ -176,11 +178,19 @@ async function runMode(mode: string): Promise<Result> {
   const drops0 = { server: udpDrops(serverPorts), client: udpDrops(clientPorts) };
   const windowClosed = clients.wait("window-closed", (SECONDS + 30) * 1000);
   await windowOpen;
+  // BENCH_PROFILE=dir: a CPU profile of the server over the measurement window only.
+  if (process.env.BENCH_PROFILE) await server.request({ cmd: "profile-start" }, "profile-started");
   const dropsAtWindow = udpDrops(serverPorts) - drops0.server;
   const w0 = await stats({ resetEld: true });
   const t0 = performance.now();
   await windowClosed;
   const w1 = await stats();
+  if (process.env.BENCH_PROFILE) {
+    await server.request(
+      { cmd: "profile-stop", path: `${process.env.BENCH_PROFILE}/${mode}.cpuprofile` },
+      "profile-stopped",
+    );
+  }
   const elapsedMs = performance.now() - t0;
   const media = await done;
   const kernelDrops = {

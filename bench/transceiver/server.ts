@@ -45,6 +45,7 @@ async function start(m: Msg): Promise<void> {
         backendQueueBytes: 256 * 1024,
         socketBufferBytes: 32 * 1024 * 1024,
         socketCount: Number(m.sockets ?? 1),
+        connectRelays: m.connectRelays === true,
       }),
       { log: createLogger({ svc: "bench-transceiver" }, "error") },
     );
@@ -54,9 +55,25 @@ async function start(m: Msg): Promise<void> {
   }
 }
 
+let inspector: import("node:inspector/promises").Session | undefined;
+
 process.on("message", (m: Msg) => {
   void (async () => {
     switch (m.cmd) {
+      case "profile-start": {
+        const { Session } = await import("node:inspector/promises");
+        inspector = new Session();
+        inspector.connect();
+        await inspector.post("Profiler.enable");
+        await inspector.post("Profiler.start");
+        return send({ cmd: "profile-started" });
+      }
+      case "profile-stop": {
+        const { profile } = (await inspector!.post("Profiler.stop")) as { profile: unknown };
+        const { writeFileSync } = await import("node:fs");
+        writeFileSync(m.path as string, JSON.stringify(profile));
+        return send({ cmd: "profile-stopped" });
+      }
       case "start":
         return start(m);
       case "offer": {

@@ -20,6 +20,32 @@ import type { Mux } from "./mux.ts";
 /** Default: 4 MB, net.core.rmem_max on this machine kind (shared/notes/udp-performance.md). */
 export const DEFAULT_SOCKET_BUFFER_BYTES = 4 * 1024 * 1024;
 
+/** Peers with a connected socket of their own; beyond this, sends go unconnected. */
+const MAX_CONNECTED_PEERS = 256;
+
+/**
+ * One relay source (a relay worker's address). Sends go through a socket connected to it and
+ * bound to the backbone port (SO_REUSEPORT) once that exists: a connected send skips the
+ * per-datagram address resolution of `dgram.send(msg, port, host)`, and datagrams from that
+ * relay then land in that socket's own receive buffer. Until then, the shared socket sends.
+ */
+export class RelayPeer {
+  readonly host: string;
+  readonly port: number;
+  readonly #shared: Socket;
+  socket: Socket | undefined;
+  constructor(host: string, port: number, shared: Socket) {
+    this.host = host;
+    this.port = port;
+    this.#shared = shared;
+  }
+  send(header: Buffer, payload: Uint8Array): void {
+    const s = this.socket;
+    if (s !== undefined) s.send([header, payload]);
+    else this.#shared.send([header, payload], this.port, this.host);
+  }
+}
+
 export class BackboneSocket {
   readonly socket: Socket;
   readonly sockets: Socket[];
@@ -29,6 +55,10 @@ export class BackboneSocket {
   #mux: Mux | undefined;
   readonly #header = newFrameHeader();
   #closed = false;
+  readonly #peers = new Map<string, RelayPeer>();
+  #connectPeers = false;
+  #at: HostPort | undefined;
+  #bufferBytes = DEFAULT_SOCKET_BUFFER_BYTES;
 
   private constructor(
     sockets: Socket[],
@@ -54,13 +84,15 @@ export class BackboneSocket {
     metrics: TransceiverMetrics,
     bufferBytes = DEFAULT_SOCKET_BUFFER_BYTES,
     count = 1,
+    connectPeers = false,
   ): Promise<BackboneSocket> {
+    const reusePort = count > 1 || connectPeers;
     const bind = async (port: number): Promise<Socket> => {
       const socket = createSocket({
         type: at.ipv6 ? "udp6" : "udp4",
         recvBufferSize: bufferBytes,
         sendBufferSize: bufferBytes,
-        ...(count > 1 ? { reusePort: true } : {}),
+        ...(reusePort ? { reusePort: true } : {}),
       });
       await new Promise<void>((resolve, reject) => {
         socket.once("error", reject);
@@ -75,11 +107,58 @@ export class BackboneSocket {
     const sockets = [first];
     for (let i = 1; i < count; i++) sockets.push(await bind(first.address().port));
     const b = new BackboneSocket(sockets, clusterId, transceiverId, metrics);
-    for (const socket of sockets) {
-      socket.on("message", (msg, rinfo) => b.#onMessage(msg, rinfo.address, rinfo.port));
-      socket.on("error", () => metrics.drops["bad-frame"].inc());
-    }
+    b.#connectPeers = connectPeers;
+    b.#at = { ...at, port: first.address().port };
+    b.#bufferBytes = bufferBytes;
+    for (const socket of sockets) b.#listen(socket);
     return b;
+  }
+
+  #listen(socket: Socket): void {
+    socket.on("message", (msg, rinfo) => this.#onMessage(msg, rinfo.address, rinfo.port));
+    socket.on("error", () => this.#metrics.drops["bad-frame"].inc());
+  }
+
+  /** The peer object for a relay source (stable per address; connects in the background). */
+  peerFor(host: string, port: number): RelayPeer {
+    const key = `${host}|${port}`;
+    let p = this.#peers.get(key);
+    if (p !== undefined) return p;
+    p = new RelayPeer(host, port, this.socket);
+    if (this.#peers.size < MAX_CONNECTED_PEERS) this.#peers.set(key, p);
+    if (this.#connectPeers && !this.#closed && this.#peers.get(key) === p) void this.#connect(p);
+    return p;
+  }
+
+  async #connect(p: RelayPeer): Promise<void> {
+    const at = this.#at!;
+    const socket = createSocket({
+      type: at.ipv6 ? "udp6" : "udp4",
+      recvBufferSize: this.#bufferBytes,
+      sendBufferSize: this.#bufferBytes,
+      reusePort: true,
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once("error", reject);
+        socket.bind(at.port, at.host, () => {
+          socket.connect(p.port, p.host, () => {
+            socket.off("error", reject);
+            resolve();
+          });
+        });
+      });
+    } catch {
+      socket.close();
+      return;
+    }
+    if (this.#closed) {
+      socket.close();
+      return;
+    }
+    this.#listen(socket);
+    this.sockets.push(socket);
+    p.socket = socket;
   }
 
   /** Routes data frames to the mux from now on. */

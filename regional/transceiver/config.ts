@@ -18,6 +18,8 @@ export interface TransceiverConfig {
   socketBufferBytes: number;
   /** Sockets bound to the backbone port with SO_REUSEPORT (1 = one socket, the default). */
   socketCount: number;
+  /** Per relay source, a socket connected to it on the backbone port (SO_REUSEPORT) for sending. */
+  connectRelays: boolean;
   /** Where the signalling HTTP server binds. */
   http: HostPort;
   /** Signalling URL announced in heartbeats; default: http://<bound address>. */
@@ -174,6 +176,7 @@ export function loadConfig(
     udpAdvertise: r.optional("TRANSCEIVER_UDP_ADVERTISE"),
     socketBufferBytes: r.int("TRANSCEIVER_SOCKET_BUFFER_BYTES", 65_536, 1 << 30, 4 * 1024 * 1024),
     socketCount: r.int("TRANSCEIVER_SOCKETS", 1, 16, 1),
+    connectRelays: r.int("TRANSCEIVER_CONNECT_RELAYS", 0, 1, 0) === 1,
     http: r.hostPort("TRANSCEIVER_HTTP", "127.0.0.1:0"),
     httpAdvertise: r.optional("TRANSCEIVER_HTTP_ADVERTISE"),
     backendUrl: r.url("BACKEND_URL", "ws://127.0.0.1:8090", /^(wss?|internal):$/),
@@ -212,6 +215,7 @@ export function configWithDefaults(
     udpAdvertise: undefined,
     socketBufferBytes: 4 * 1024 * 1024,
     socketCount: 1,
+    connectRelays: false,
     http: { host: "127.0.0.1", port: 0, ipv6: false },
     httpAdvertise: undefined,
     backendUrl: "ws://127.0.0.1:8090",

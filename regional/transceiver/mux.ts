@@ -39,6 +39,8 @@ export class ClientPath {
   readonly addr: Address;
   relayHost = "";
   relayPort = 0;
+  /** How datagrams reach the relay (a connected socket when the shell provides one). */
+  peer: { send(header: Buffer, payload: Uint8Array): void } | undefined;
   popId = 0;
   /** Frame header for datagrams to this client (type data, fields echoed). */
   readonly header = Buffer.alloc(FRAME_HEADER_BYTES);
@@ -81,6 +83,9 @@ export interface MuxSession {
 
 export type SendFrame = (header: Buffer, payload: Uint8Array, port: number, host: string) => void;
 
+/** Optional: a per-relay sender (connected socket) for a relay address. */
+export type PeerFor = (host: string, port: number) => { send(header: Buffer, payload: Uint8Array): void };
+
 export interface MuxCounters {
   drop(reason: DropReason): void;
 }
@@ -93,9 +98,11 @@ export class Mux {
   readonly #hmac: HmacSha1;
   readonly #counters: MuxCounters;
   readonly clock: CoarseClock;
+  readonly #peerFor: PeerFor | undefined;
 
-  constructor(send: SendFrame, hmac: HmacSha1, counters: MuxCounters, clock: CoarseClock) {
+  constructor(send: SendFrame, hmac: HmacSha1, counters: MuxCounters, clock: CoarseClock, peerFor?: PeerFor) {
     this.#send = send;
+    this.#peerFor = peerFor;
     this.#hmac = hmac;
     this.#counters = counters;
     this.clock = clock;
@@ -159,6 +166,7 @@ export class Mux {
     path.lastSeen = this.clock.now;
     if (path.relayPort !== relayPort || path.popId !== h.popId || path.relayHost !== relayHost) {
       path.setRelay(h, relayHost, relayPort);
+      path.peer = this.#peerFor?.(relayHost, relayPort);
     }
   }
 
@@ -190,6 +198,7 @@ export class Mux {
       path = new ClientPath(key, h);
       this.#paths.set(key, path);
       path.setRelay(h, relayHost, relayPort);
+      path.peer = this.#peerFor?.(relayHost, relayPort);
     }
     if (path.session !== session) {
       const previous = path.session;
@@ -202,6 +211,11 @@ export class Mux {
 
   /** Sends a client datagram along a path. */
   send(path: ClientPath, data: Uint8Array): void {
+    const peer = path.peer;
+    if (peer !== undefined) {
+      peer.send(path.header, data);
+      return;
+    }
     this.#send(path.header, data, path.relayPort, path.relayHost);
   }
 

@@ -103,6 +103,7 @@ export class Transceiver {
       t.metrics,
       config.socketBufferBytes,
       config.socketCount,
+      config.connectRelays,
     );
     const granted = t.#socket.receiveBufferBytes;
     if (granted < config.socketBufferBytes) {
@@ -112,7 +113,14 @@ export class Transceiver {
       });
     }
     const m = t.metrics;
-    t.#mux = new Mux(t.#socket.send, hmacSha1, { drop: (reason) => m.drops[reason].inc() }, t.clock);
+    const sock = t.#socket;
+    t.#mux = new Mux(
+      sock.send,
+      hmacSha1,
+      { drop: (reason) => m.drops[reason].inc() },
+      t.clock,
+      config.connectRelays ? (host, port) => sock.peerFor(host, port) : undefined,
+    );
     t.#socket.attach(t.#mux);
     t.#server = createServer();
     attachApi(t.#server, t);

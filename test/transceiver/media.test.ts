@@ -298,6 +298,30 @@ describe("clean-up and media metrics", () => {
   });
 });
 
+describe("a connected socket per relay source (TRANSCEIVER_CONNECT_RELAYS)", () => {
+  it("sends through a socket connected to the relay, on the same port, and media flows", async () => {
+    const h5 = await startHarness({ connectRelays: true });
+    try {
+      const { client } = await h5.connectClient();
+      const sent = await talk(client, 13, 20, 0);
+      await until(() => echoed(client, 13).length >= 20, 5000, "echo through connected sockets");
+      expect(echoed(client, 13)).toEqual(sent);
+      const { readFileSync } = await import("node:fs");
+      const hex = (n: number) => n.toString(16).toUpperCase().padStart(4, "0");
+      const rows = readFileSync("/proc/net/udp", "utf8")
+        .split("\n")
+        .map((l) => l.trim().split(/\s+/))
+        .filter((f) => f[1] === `0100007F:${hex(h5.t.udpAddress.port)}`);
+      // The listening socket, plus one connected to the relay's backbone port (state 01 = established).
+      expect(rows.some((f) => f[2] === `0100007F:${hex(h5.relay.backbone.port)}` && f[3] === "01")).toBe(
+        true,
+      );
+    } finally {
+      await h5.close();
+    }
+  });
+});
+
 describe("several sockets on the one port (TRANSCEIVER_SOCKETS)", () => {
   it("binds the port with SO_REUSEPORT and serves sessions through it", async () => {
     const h4 = await startHarness({ socketCount: 3 });
