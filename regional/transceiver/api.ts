@@ -249,7 +249,13 @@ function serveSocket(t: Transceiver, ws: WebSocket): void {
         case "offer": {
           if (offered) throw new ApiError("body_malformed", "one offer per connection");
           offered = true;
-          const r = await t.create(parseCreateBody(msg), performance.now());
+          let r: Awaited<ReturnType<Transceiver["create"]>>;
+          try {
+            r = await t.create(parseCreateBody(msg), performance.now());
+          } catch (e) {
+            offered = false; // a refused offer (e.g. 503) may be retried on the same socket
+            throw e;
+          }
           session = r.session;
           if (ws.readyState !== WebSocket.OPEN) {
             session.end("hangup");

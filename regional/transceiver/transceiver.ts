@@ -372,7 +372,8 @@ export class Transceiver {
     if (this.#stopped) return;
     this.#stopped = true;
     for (const s of [...this.sessions.values()]) s.end("shutdown");
-    await Promise.all([...this.#closing]);
+    // Peer connections close in the background; do not let a stuck one hold the process.
+    await Promise.race([Promise.all([...this.#closing]), new Promise((r) => setTimeout(r, 3000).unref())]);
     await new Promise((r) => setTimeout(r, 20));
     clearInterval(this.#ticker);
     clearInterval(this.#heartbeat);

@@ -302,6 +302,10 @@ describe("WebSocket signalling", () => {
       ws.once("open", r);
       ws.once("error", j);
     });
+    // A refused offer can be corrected on the same socket.
+    ws.send(JSON.stringify({ type: "offer", sdp: "v=0\r\nnot an offer" }));
+    await until(() => msgs.length > 0, 5000, "error for a bad offer");
+    expect(msgs.shift()).toMatchObject({ type: "error", error: { code: "sdp_malformed" } });
     const client = createTestClient();
     ws.send(
       JSON.stringify({
