@@ -105,6 +105,17 @@ export class Transceiver {
       config.socketCount,
       config.connectRelays,
     );
+    const unspecified = (h: string) => h === "0.0.0.0" || h === "::";
+    if (unspecified(config.udp.host) && !config.udpAdvertise) {
+      t.log.warn(
+        "TRANSCEIVER_UDP binds every address: set TRANSCEIVER_UDP_ADVERTISE to the address relays reach",
+      );
+    }
+    if (unspecified(config.http.host) && !config.httpAdvertise) {
+      t.log.warn(
+        "TRANSCEIVER_HTTP binds every address: set TRANSCEIVER_HTTP_ADVERTISE to the URL the gateway reaches",
+      );
+    }
     const granted = t.#socket.receiveBufferBytes;
     if (granted < config.socketBufferBytes) {
       t.log.warn("backbone socket receive buffer is smaller than asked: raise net.core.rmem_max", {

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { hmacSha1 } from "../../regional/common/hmac.ts";
 import type { DropReason } from "../../regional/transceiver/metrics.ts";
 import { type ClientPath, Mux, type MuxSession } from "../../regional/transceiver/mux.ts";
-import { parseIpv4, writeIpv4 } from "../../shared/backbone/address.ts";
+import { parseIpv4, parseIpv6, writeIpv4 } from "../../shared/backbone/address.ts";
 import { decodeFrameHeader, FrameType, newFrameHeader } from "../../shared/backbone/frame.ts";
 import { encodeBindingRequest } from "../../shared/stun/writer.ts";
 
@@ -127,6 +127,29 @@ describe("Mux", () => {
     mux.removeUfrag("B", b);
     mux.handle(check("B", "b".repeat(32)), header("10.0.0.3", 7000), "127.0.0.1", 4000);
     expect(b.checks).toHaveLength(1);
+  });
+
+  it("keys IPv6 clients by address and port, and echoes the IPv6 header back", () => {
+    const { mux, sent } = setup();
+    const s = new FakeSession();
+    mux.addUfrag("V6", enc.encode("v".repeat(32)), s);
+    const h6 = (port: number) => {
+      const h = header("0.0.0.0", port);
+      h.clientIpv6 = true;
+      parseIpv6("2001:db8::7", h.clientIp);
+      return h;
+    };
+    mux.handle(check("V6", "v".repeat(32)), h6(5555), "::1", 4000);
+    expect(s.checks[0]!.address).toBe("[2001:db8::7]:5555");
+    expect(s.checks[0]!.addr).toEqual(["2001:db8::7", 5555]);
+    mux.handle(rtp, h6(5555), "::1", 4000);
+    mux.handle(rtp, h6(5556), "::1", 4000); // another port: not bound
+    expect(s.data).toHaveLength(1);
+    mux.send(s.checks[0]!, Uint8Array.of(9));
+    const back = newFrameHeader();
+    expect(decodeFrameHeader(Buffer.concat([sent[0]!.header, Buffer.from([9])]), 29, back)).toBe("ok");
+    expect(back.clientIpv6).toBe(true);
+    expect([...back.clientIp]).toEqual([...h6(5555).clientIp]);
   });
 
   it("counts malformed STUN and usernames without a colon", () => {
