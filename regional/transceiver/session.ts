@@ -2,16 +2,7 @@
 // backend bridge. Created from a checked offer; ended exactly once (idempotent `end`), which
 // closes the peer connection, tells the relays (flowClose) and the backend (session.ended).
 import { randomBytes } from "node:crypto";
-import {
-  type RTCDataChannel,
-  RTCPeerConnection,
-  type RTCRtpTransceiver,
-  RtpHeader,
-  RtpPacket,
-  useOPUS,
-  usePCMU,
-} from "werift";
-import { FlowCloseReason } from "../../shared/backbone/frame.ts";
+import { RTCPeerConnection, type RTCRtpTransceiver, RtpHeader, RtpPacket, useOPUS, usePCMU } from "werift";
 import type { MacSync } from "../../shared/hint/codec.ts";
 import { mintHint } from "../../shared/hint/codec.ts";
 import type { DatagramKind } from "../../shared/stun/classify.ts";
@@ -31,43 +22,17 @@ import {
   newAudioFrameHeader,
 } from "./backend-protocol.ts";
 import { BackendBridge, type BackendLink, type BridgeErrorReason, INTERNAL_ECHO } from "./bridge.ts";
+import { ClientEvents, type SessionListener } from "./client-events.ts";
 import type { TransceiverConfig } from "./config.ts";
 import { ApiError } from "./errors.ts";
 import type { RegionHandles, TransceiverMetrics } from "./metrics.ts";
 import { type ClientPath, isSuccessResponse, type Mux, type MuxSession } from "./mux.ts";
 import { finishAnswer, type OfferInfo, replaceIceCredentials, restartAnswerFrag } from "./sdp.ts";
+import { type EndReason, FLOW_CLOSE, type SessionState, type SessionStatus } from "./session-types.ts";
 import { type Address, attachSharedSocket, type IceAttachment, iceTransportCount } from "./werift-glue.ts";
 
-export type EndReason =
-  | "hangup"
-  | "consent_lost"
-  | "max_duration"
-  | "setup_timeout"
-  | "ice_failed"
-  | "dtls_failed"
-  | "client_closed"
-  | "backend_closed"
-  | "backend_unavailable"
-  | "drain"
-  | "shutdown"
-  | "error";
-
-const FLOW_CLOSE: Record<EndReason, number> = {
-  hangup: FlowCloseReason.hangup,
-  consent_lost: FlowCloseReason.consentLost,
-  max_duration: FlowCloseReason.maxDuration,
-  setup_timeout: FlowCloseReason.timeout,
-  ice_failed: FlowCloseReason.consentLost,
-  dtls_failed: FlowCloseReason.error,
-  client_closed: FlowCloseReason.hangup,
-  backend_closed: FlowCloseReason.hangup,
-  backend_unavailable: FlowCloseReason.error,
-  drain: FlowCloseReason.drain,
-  shutdown: FlowCloseReason.drain,
-  error: FlowCloseReason.error,
-};
-
-export type SessionState = "connecting" | "connected" | "ended";
+export type { SessionListener } from "./client-events.ts";
+export type { EndReason, SessionState, SessionStatus } from "./session-types.ts";
 
 export interface SessionDeps {
   config: TransceiverConfig;
@@ -91,47 +56,6 @@ export interface SessionInit {
   receivedAt: number;
 }
 
-/** GET /v1/sessions/{callId} (docs/transceiver.md). */
-export interface SessionStatus {
-  callId: string;
-  state: SessionState;
-  clusterId: number;
-  transceiverId: number;
-  popId: number | null;
-  region: string;
-  clientAddress: string | null;
-  codec: string | null;
-  opusFec: boolean;
-  createdAt: string;
-  durationMs: number;
-  timings: {
-    offerToAnswerMs: number | null;
-    answerToIceConnectedMs: number | null;
-    answerToDtlsConnectedMs: number | null;
-    answerToFirstAudioMs: number | null;
-  };
-  iceRttMs: number | null;
-  iceRestarts: number;
-  addressChanges: number;
-  packets: { fromClient: number; toClient: number };
-  backend: {
-    state: string;
-    framesToBackend: number;
-    framesFromBackend: number;
-    droppedToBackend: number;
-    droppedToClient: number;
-  };
-  endReason: EndReason | null;
-  endedAt: string | null;
-}
-
-/** Event sinks (WebSocket signalling) get backend events and the end. */
-export interface SessionListener {
-  event(text: string): void;
-  ended(reason: EndReason): void;
-}
-
-const EVENT_QUEUE_MAX = 64;
 const OLD_UFRAG_GRACE_MS = 30_000;
 const enc = new TextEncoder();
 const noop = (): void => {};
@@ -168,7 +92,6 @@ export class Session implements MuxSession {
   readonly pc: RTCPeerConnection;
   readonly #audio: RTCRtpTransceiver;
   #att!: IceAttachment;
-  #dc: RTCDataChannel | undefined;
   #bridge!: BackendLink;
   #offerSdp: string;
   #remoteUfrag: string;
@@ -180,15 +103,13 @@ export class Session implements MuxSession {
   readonly #paths = new Set<ClientPath>();
   #current: ClientPath | undefined;
   #restarting = false;
-  readonly #listeners = new Set<SessionListener>();
-  #pendingEvents: string[] = [];
+  readonly #events: ClientEvents;
   #ptToCodec = new Map<number, number>();
   #sendCodec = 0;
   #sendPt = 0;
   readonly #frame = newAudioFrameHeader();
   #remotePwd = "";
   #remotePwdBytes = new Uint8Array(0);
-  #lastNoticeAt = 0;
   #nextStatsAt = 0;
   #lastLost = 0;
   #lastReceived = 0;
@@ -206,7 +127,6 @@ export class Session implements MuxSession {
   addressChanges = 0;
   packetsFromClient = 0;
   packetsToClient = 0;
-  droppedToClient = 0;
 
   private constructor(d: SessionDeps, init: SessionInit) {
     this.#d = d;
@@ -218,6 +138,7 @@ export class Session implements MuxSession {
     this.#remoteUfrag = init.offer.iceUfrag;
     this.pc = serverPeerConnection();
     this.#audio = this.pc.addTransceiver("audio", { direction: "sendrecv" });
+    this.#events = new ClientEvents(d.config.backendQueueBytes, () => d.metrics.backendDroppedToClient.inc());
   }
 
   /** Builds the session and its answer; throws ApiError on an offer werift cannot take. */
@@ -336,16 +257,11 @@ export class Session implements MuxSession {
       track.onReceiveRtp.subscribe((rtp) => this.#onClientAudio(rtp));
     });
     pc.onDataChannel.subscribe((dc) => {
-      if (dc.label !== "oai-events" || this.#dc !== undefined) return;
-      this.#dc = dc;
+      if (!this.#events.adopt(dc)) return;
       dc.onMessage.subscribe((m) => {
         if (this.state === "ended") return;
         this.#bridge.sendEvent(typeof m === "string" ? m : m.toString("utf8"));
       });
-      dc.stateChanged.subscribe((st) => {
-        if (st === "open") this.#flushEvents();
-      });
-      if (dc.readyState === "open") this.#flushEvents();
     });
   }
 
@@ -371,16 +287,16 @@ export class Session implements MuxSession {
       },
       {
         onAudio: (h, payload) => this.#onBackendAudio(h, payload),
-        onEvent: (text) => this.#toClient(text),
+        onEvent: (text) => this.#events.send(text),
         onDrop: () => {
           m.backendDroppedToBackend.inc();
-          this.#notice("to_backend");
+          this.#events.noticeDropped(this.#d.mux.clock.now, this.#bridge.droppedToBackend);
         },
         onError: (reason: BridgeErrorReason) => m.backendError(reason),
         onClose: (code) => {
           if (this.state === "ended") return;
           const never = this.#bridge.framesFromBackend === 0 && code === 1006;
-          this.#toClient(
+          this.#events.send(
             JSON.stringify({
               type: ClientNotice.backendUnavailable,
               reason: never ? "backend connection failed" : `backend closed (${code})`,
@@ -449,62 +365,16 @@ export class Session implements MuxSession {
 
   // ---- events ---------------------------------------------------------------------------
 
-  #toClient(text: string): void {
-    for (const l of this.#listeners) l.event(text);
-    const dc = this.#dc;
-    if (dc === undefined || dc.readyState !== "open") {
-      if (this.#pendingEvents.length >= EVENT_QUEUE_MAX) {
-        this.#dropToClient();
-        return;
-      }
-      this.#pendingEvents.push(text);
-      return;
-    }
-    if (dc.bufferedAmount > this.#d.config.backendQueueBytes) {
-      this.#dropToClient();
-      return;
-    }
-    dc.send(text);
-  }
-
-  #dropToClient(): void {
-    this.droppedToClient++;
-    this.#d.metrics.backendDroppedToClient.inc();
-  }
-
-  #flushEvents(): void {
-    const q = this.#pendingEvents;
-    this.#pendingEvents = [];
-    for (const t of q) this.#dc?.send(t);
-  }
-
-  /** Tells the client (at most once a second) that frames were dropped. */
-  #notice(direction: "to_backend"): void {
-    const now = this.#d.mux.clock.now;
-    if (now - this.#lastNoticeAt < 1000) return;
-    this.#lastNoticeAt = now;
-    const dc = this.#dc;
-    if (dc?.readyState === "open") {
-      dc.send(
-        JSON.stringify({
-          type: ClientNotice.backendDropped,
-          direction,
-          dropped: this.#bridge.droppedToBackend,
-        }),
-      );
-    }
-  }
-
   /** An event from the signalling WebSocket, for the backend. */
   sendEventToBackend(text: string): void {
     if (this.state !== "ended") this.#bridge.sendEvent(text);
   }
 
   addListener(l: SessionListener): void {
-    this.#listeners.add(l);
+    this.#events.addListener(l);
   }
   removeListener(l: SessionListener): void {
-    this.#listeners.delete(l);
+    this.#events.removeListener(l);
   }
 
   // ---- paths (MuxSession) ---------------------------------------------------------------
@@ -671,8 +541,7 @@ export class Session implements MuxSession {
     const mux = this.#d.mux;
     for (const u of this.#ufrags) mux.removeUfrag(u.ufrag, this);
     this.#bridge?.close(JSON.stringify({ type: BridgeEvent.ended, call_id: this.callId, reason }));
-    for (const l of this.#listeners) l.ended(reason);
-    this.#listeners.clear();
+    this.#events.ended(reason);
     const paths = [...this.#paths];
     const current = this.clientAddress;
     // Close the peer connection first: its goodbyes (SCTP ABORT, DTLS close_notify) still need
@@ -737,7 +606,7 @@ export class Session implements MuxSession {
         framesToBackend: this.#bridge?.framesToBackend ?? 0,
         framesFromBackend: this.#bridge?.framesFromBackend ?? 0,
         droppedToBackend: this.#bridge?.droppedToBackend ?? 0,
-        droppedToClient: this.droppedToClient,
+        droppedToClient: this.#events.dropped,
       },
       endReason: this.endReason ?? null,
       endedAt: this.endedAt > 0 ? new Date(this.endedAt).toISOString() : null,

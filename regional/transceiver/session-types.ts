@@ -1,0 +1,67 @@
+// Session vocabulary shared by the session, the API and the client-event channel.
+import { FlowCloseReason } from "../../shared/backbone/frame.ts";
+
+export type EndReason =
+  | "hangup"
+  | "consent_lost"
+  | "max_duration"
+  | "setup_timeout"
+  | "ice_failed"
+  | "dtls_failed"
+  | "client_closed"
+  | "backend_closed"
+  | "backend_unavailable"
+  | "drain"
+  | "shutdown"
+  | "error";
+
+export const FLOW_CLOSE: Record<EndReason, number> = {
+  hangup: FlowCloseReason.hangup,
+  consent_lost: FlowCloseReason.consentLost,
+  max_duration: FlowCloseReason.maxDuration,
+  setup_timeout: FlowCloseReason.timeout,
+  ice_failed: FlowCloseReason.consentLost,
+  dtls_failed: FlowCloseReason.error,
+  client_closed: FlowCloseReason.hangup,
+  backend_closed: FlowCloseReason.hangup,
+  backend_unavailable: FlowCloseReason.error,
+  drain: FlowCloseReason.drain,
+  shutdown: FlowCloseReason.drain,
+  error: FlowCloseReason.error,
+};
+
+export type SessionState = "connecting" | "connected" | "ended";
+
+/** GET /v1/sessions/{callId} (docs/transceiver.md). */
+export interface SessionStatus {
+  callId: string;
+  state: SessionState;
+  clusterId: number;
+  transceiverId: number;
+  popId: number | null;
+  region: string;
+  clientAddress: string | null;
+  codec: string | null;
+  opusFec: boolean;
+  createdAt: string;
+  durationMs: number;
+  timings: {
+    offerToAnswerMs: number | null;
+    answerToIceConnectedMs: number | null;
+    answerToDtlsConnectedMs: number | null;
+    answerToFirstAudioMs: number | null;
+  };
+  iceRttMs: number | null;
+  iceRestarts: number;
+  addressChanges: number;
+  packets: { fromClient: number; toClient: number };
+  backend: {
+    state: string;
+    framesToBackend: number;
+    framesFromBackend: number;
+    droppedToBackend: number;
+    droppedToClient: number;
+  };
+  endReason: EndReason | null;
+  endedAt: string | null;
+}
