@@ -8,7 +8,7 @@
 // Whole run well under 3 minutes. Results: stdout (markdown) and bench/relay/results.json.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -532,6 +532,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${lines.join("\n")}\n`);
   } finally {
     for (const p of procs) p.stop();
+    rmSync(DIR, { recursive: true, force: true });
   }
 }
 

@@ -1,6 +1,6 @@
 // Configuration from the environment (and RELAY_CONFIG_FILE), metric merging across workers, and
 // IPv6 clients through the POP engine.
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -102,6 +102,7 @@ describe("relay configuration", () => {
     const cfg = loadConfig({ RELAY_CONFIG_FILE: file, GR_HINT_KEYS: HINT_KEYS, RELAY_WORKERS: "1" });
     expect(cfg).toMatchObject({ role: "pop", drainMs: 5_000, workers: 1 });
     expect(problems({ RELAY_CONFIG_FILE: join(dir, "missing.json") })[0]).toMatch(/RELAY_CONFIG_FILE/);
+    rmSync(dir, { recursive: true, force: true });
   });
 });
 

@@ -1,7 +1,7 @@
 // The relay program itself (regional/relay/main.ts): two worker threads on one VIP port with
 // SO_REUSEPORT, the ready line, the admin endpoints, SIGTERM drain and configuration errors.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -60,6 +60,7 @@ describe("relay program", () => {
     const dir = mkdtempSync(join(tmpdir(), "relay-"));
     const file = join(dir, "topology.json");
     writeFileSync(file, JSON.stringify(topo));
+    cleanup.push(async () => rmSync(dir, { recursive: true, force: true }));
     const t = await FakeTransceiver.start();
     cleanup.push(() => t.close());
     const cluster = await RelayWorker.start(
