@@ -12,6 +12,7 @@ import {
 } from "../../../shared/backbone/frame.ts";
 import { ipv4Of, ipv6Into, v6Key, v6Prefix } from "./address.ts";
 import { EndpointTable } from "./endpoints.ts";
+import { dueOrExpired, EngineClock, Expired, type ExpiryTicks } from "./expiry.ts";
 import { type FlowLimits, FlowTable } from "./flow-table.ts";
 import { kindAt } from "./kind.ts";
 import type { TransceiverLookup } from "./pop-engine.ts";
@@ -42,25 +43,20 @@ export class ClusterEngine {
   readonly #wheel: TimingWheel;
   readonly #hdr = newFrameHeader();
   readonly #ip6 = new Uint8Array(16);
-  readonly #epoch: number;
-  readonly #tickMs: number;
-  readonly #halfOpenTicks: number;
-  readonly #idleTicks: number;
-  readonly #lifeTicks: number;
-  #now: number;
-  #tick = 0;
+  readonly #clock: EngineClock;
+  readonly #expiry: ExpiryTicks;
   #draining = false;
 
   constructor(cfg: ClusterEngineConfig) {
     this.#cfg = cfg;
     this.table = new FlowTable(cfg.limits);
     const t = cfg.timers;
-    this.#tickMs = t.tickMs;
-    this.#halfOpenTicks = ticks(t.halfOpenMs, t.tickMs);
-    this.#idleTicks = ticks(t.idleMs, t.tickMs);
-    this.#lifeTicks = ticks(t.maxLifetimeMs, t.tickMs);
-    this.#epoch = cfg.now;
-    this.#now = cfg.now;
+    this.#expiry = {
+      halfOpen: ticks(t.halfOpenMs, t.tickMs),
+      idle: ticks(t.idleMs, t.tickMs),
+      life: ticks(t.maxLifetimeMs, t.tickMs),
+    };
+    this.#clock = new EngineClock(cfg.now, t.tickMs);
     this.#wheel = new TimingWheel(cfg.limits.maxFlows, 1024, 0);
   }
 
@@ -73,11 +69,7 @@ export class ClusterEngine {
   }
 
   #advanceTime(now: number): number {
-    if (now > this.#now) {
-      this.#now = now;
-      this.#tick = Math.floor((now - this.#epoch) / this.#tickMs);
-    }
-    return this.#tick;
+    return this.#clock.advance(now);
   }
 
   #drop(reason: Drop): Action {
@@ -136,7 +128,7 @@ export class ClusterEngine {
       table.cluster[slot] = h.clusterId;
       table.transceiver[slot] = tid;
       table.pop[slot] = h.popId;
-      this.#wheel.schedule(slot, tick + this.#halfOpenTicks);
+      this.#wheel.schedule(slot, tick + this.#expiry.halfOpen);
       this.stats.flowsCreated++;
     } else {
       // The POP re-pointed the flow, or the client's traffic moved to another POP socket.
@@ -220,26 +212,16 @@ export class ClusterEngine {
   }
 
   readonly #onDue = (slot: number, tick: number): void => {
-    const t = this.table;
-    const state = t.state[slot];
-    if (state === FlowState.halfOpen) {
-      const due = t.created[slot]! + this.#halfOpenTicks;
-      if (due <= tick) {
-        this.stats.expiredHalfOpen++;
-        this.#endFlow(slot);
-      } else this.#wheel.schedule(slot, due);
+    const due = dueOrExpired(this.table, slot, tick, this.#expiry);
+    if (due >= 0) {
+      this.#wheel.schedule(slot, due);
       return;
     }
-    if (state !== FlowState.answered) return;
-    const lifeDue = t.created[slot]! + this.#lifeTicks;
-    const idleDue = t.lastSeen[slot]! + this.#idleTicks;
-    if (lifeDue <= tick) {
-      this.stats.expiredLifetime++;
-      this.#endFlow(slot);
-    } else if (idleDue <= tick) {
-      this.stats.expiredIdle++;
-      this.#endFlow(slot);
-    } else this.#wheel.schedule(slot, Math.min(idleDue, lifeDue));
+    if (due === Expired.free) return;
+    if (due === Expired.halfOpen) this.stats.expiredHalfOpen++;
+    else if (due === Expired.idle) this.stats.expiredIdle++;
+    else this.stats.expiredLifetime++;
+    this.#endFlow(slot);
   };
 
   lookup(address: string, port: number): { state: string; transceiverId: number; popId: number } | null {

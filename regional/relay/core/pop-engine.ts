@@ -19,6 +19,7 @@ import { DatagramKind } from "../../../shared/stun/classify.ts";
 import { isBindingRequest, newStunView, readStun, StunClass } from "../../../shared/stun/reader.ts";
 import { ipv4Of, ipv6Into, v6Key, v6Prefix } from "./address.ts";
 import type { EngineEvent, FlowRecord, QueuedTransmit } from "./events.ts";
+import { dueOrExpired, EngineClock, Expired, type ExpiryTicks } from "./expiry.ts";
 import { type FlowLimits, FlowTable } from "./flow-table.ts";
 import { kindAt, stunClassAt } from "./kind.ts";
 import { type RestoreLimits, RestoreQueue } from "./restore.ts";
@@ -81,14 +82,10 @@ export class PopEngine {
   readonly #hintBytes = new Uint8Array(HINT_BYTES);
   readonly #hdr = newFrameHeader();
   readonly #ip6 = new Uint8Array(16);
-  readonly #epoch: number;
+  readonly #clock: EngineClock;
   readonly #tickMs: number;
-  readonly #halfOpenTicks: number;
-  readonly #idleTicks: number;
-  readonly #lifeTicks: number;
+  readonly #expiry: ExpiryTicks;
   readonly #mirrorTicks: number;
-  #now: number;
-  #tick = 0;
   #draining = false;
 
   constructor(cfg: PopEngineConfig) {
@@ -96,12 +93,13 @@ export class PopEngine {
     this.table = new FlowTable(cfg.limits);
     const t = cfg.timers;
     this.#tickMs = t.tickMs;
-    this.#halfOpenTicks = ticks(t.halfOpenMs, t.tickMs);
-    this.#idleTicks = ticks(t.idleMs, t.tickMs);
-    this.#lifeTicks = ticks(t.maxLifetimeMs, t.tickMs);
+    this.#expiry = {
+      halfOpen: ticks(t.halfOpenMs, t.tickMs),
+      idle: ticks(t.idleMs, t.tickMs),
+      life: ticks(t.maxLifetimeMs, t.tickMs),
+    };
     this.#mirrorTicks = ticks(t.mirrorRefreshMs, t.tickMs);
-    this.#epoch = cfg.now;
-    this.#now = cfg.now;
+    this.#clock = new EngineClock(cfg.now, t.tickMs);
     this.#wheel = new TimingWheel(cfg.limits.maxFlows, 1024, 0);
     for (const id of cfg.clusters) this.#clusters[id] = 1;
     this.#restore = cfg.restore ? new RestoreQueue(cfg.restore) : null;
@@ -117,11 +115,7 @@ export class PopEngine {
   }
 
   #advanceTime(now: number): number {
-    if (now > this.#now) {
-      this.#now = now;
-      this.#tick = Math.floor((now - this.#epoch) / this.#tickMs);
-    }
-    return this.#tick;
+    return this.#clock.advance(now);
   }
 
   // ---- client -> backbone ----------------------------------------------------------------------
@@ -275,7 +269,7 @@ export class PopEngine {
     table.cluster[slot] = this.#hint.clusterId;
     table.transceiver[slot] = this.#hint.transceiverId;
     table.bytesIn[slot] = len;
-    this.#wheel.schedule(slot, tick + this.#halfOpenTicks);
+    this.#wheel.schedule(slot, tick + this.#expiry.halfOpen);
     this.stats.flowsCreated++;
     this.#restore?.clearNegative(ip >= 0 ? ip * 65536 + port : key6);
     this.#rtt.start(RttKind.backbone, buf, 8, slot, now);
@@ -408,7 +402,7 @@ export class PopEngine {
       const ageTicks = Math.floor(Math.max(0, rec.ageMs) / this.#tickMs);
       table.created[slot] = ageTicks >= tick ? 0 : tick - ageTicks;
       table.mirrored[slot] = tick;
-      this.#wheel.schedule(slot, tick + Math.min(this.#idleTicks, this.#mirrorTicks));
+      this.#wheel.schedule(slot, tick + Math.min(this.#expiry.idle, this.#mirrorTicks));
       this.stats.flowsRestored++;
       this.stats.flowsCreated++;
     }
@@ -568,30 +562,16 @@ export class PopEngine {
 
   readonly #onDue = (slot: number, tick: number): void => {
     const t = this.table;
-    const state = t.state[slot];
-    if (state === FlowState.halfOpen) {
-      const due = t.created[slot]! + this.#halfOpenTicks;
-      if (due <= tick) {
-        this.stats.expiredHalfOpen++;
-        this.#endFlow(slot, false);
-      } else this.#wheel.schedule(slot, due);
-      return;
-    }
-    if (state !== FlowState.answered) return;
-    const lifeDue = t.created[slot]! + this.#lifeTicks;
-    if (lifeDue <= tick) {
-      this.stats.expiredLifetime++;
+    let due = dueOrExpired(t, slot, tick, this.#expiry);
+    if (due < 0) {
+      if (due === Expired.free) return;
+      if (due === Expired.halfOpen) this.stats.expiredHalfOpen++;
+      else if (due === Expired.idle) this.stats.expiredIdle++;
+      else this.stats.expiredLifetime++;
       this.#endFlow(slot, false);
       return;
     }
-    const idleDue = t.lastSeen[slot]! + this.#idleTicks;
-    if (idleDue <= tick) {
-      this.stats.expiredIdle++;
-      this.#endFlow(slot, false);
-      return;
-    }
-    let due = Math.min(idleDue, lifeDue);
-    if (this.#cfg.mirror) {
+    if (this.#cfg.mirror && t.state[slot] === FlowState.answered) {
       let mDue = t.mirrored[slot]! + this.#mirrorTicks;
       if (mDue <= tick) {
         if (t.lastSeen[slot]! > t.mirrored[slot]!) this.#emitMirror(slot, tick);
@@ -617,8 +597,8 @@ export class PopEngine {
       state: t.state[slot] === FlowState.halfOpen ? "half-open" : "answered",
       clusterId: t.cluster[slot]!,
       transceiverId: t.transceiver[slot]!,
-      ageMs: (this.#tick - t.created[slot]!) * this.#tickMs,
-      idleMs: (this.#tick - t.lastSeen[slot]!) * this.#tickMs,
+      ageMs: (this.#clock.tick - t.created[slot]!) * this.#tickMs,
+      idleMs: (this.#clock.tick - t.lastSeen[slot]!) * this.#tickMs,
     };
   }
 }
