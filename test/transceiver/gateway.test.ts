@@ -184,6 +184,21 @@ describe("gateway with static members (/healthz polls)", () => {
     ws.close();
   });
 
+  it("sends no new sessions to a draining transceiver", async () => {
+    await g.poll();
+    const held = await call(t2.httpUrl, "POST", "/v1/sessions", { sdp: uniqueOffer() });
+    expect(held.status).toBe(201);
+    const drained = t2.drain(2000);
+    await g.poll();
+    expect(g.candidates().map((m) => m.id)).toEqual([1]);
+    for (let i = 0; i < 2; i++) {
+      const r = await call(g.url, "POST", "/v1/sessions", { sdp: uniqueOffer() });
+      expect(r.status).toBe(201);
+      expect(transceiverOfCallId(((await r.json()) as { callId: string }).callId)).toBe(1);
+    }
+    await drained;
+  });
+
   it("parses GATEWAY_TRANSCEIVERS with precise errors", () => {
     expect(parseMembers("1=http://127.0.0.1:7111,2=http://127.0.0.1:7112/")).toEqual(
       new Map([
