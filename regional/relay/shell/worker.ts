@@ -36,6 +36,7 @@ export interface FlowsReply {
 
 const EMPTY_LOOKUP = { has: (): boolean => false };
 const SCRATCH_BYTES = 65_536 + FRAME_HEADER_BYTES;
+const MAX_CACHED_VIEW = 2_048;
 
 /** Logs at most once per `ms` per key (socket errors can come per packet). */
 function rateLimited(
@@ -252,7 +253,7 @@ export class RelayWorker {
     let view = this.#views[total];
     if (view === undefined) {
       view = scratch.subarray(0, total);
-      this.#views[total] = view;
+      if (total <= MAX_CACHED_VIEW) this.#views[total] = view; // bounded: MTU-sized datagrams
     }
     sock.send(view);
     // Queued by libuv (kernel buffer full): that send still references the scratch memory.
