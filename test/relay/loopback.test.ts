@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../regional/common/log.ts";
 import { RelayWorker } from "../../regional/relay/shell/worker.ts";
 import { FrameType } from "../../shared/backbone/frame.ts";
-import { bindingRequest, hint, rtp, txid } from "./fixtures.ts";
+import { bindingRequest, dtls, hint, rtp, txid } from "./fixtures.ts";
 import { Client, FakeTransceiver, ports, relayConfig, topology, until } from "./harness.ts";
 
 const log = createLogger({ test: "relay" }, "error");
@@ -51,6 +51,15 @@ describe("relay on loopback", () => {
     expect(client.inbox.slice(1).every((m) => m.msg.length === 200 && m.from === `127.0.0.1:${p.vip}`)).toBe(
       true,
     );
+    // Sizes around and beyond the cached send views, content intact both ways.
+    for (const size of [1_400, 2_049, 9_000]) {
+      const d = dtls(size);
+      for (let i = 1; i < size; i++) d[i] = (i * 7 + size) & 255;
+      const before = client.inbox.length;
+      client.send(d, p.vip);
+      await until(() => client.inbox.length === before + 1, `echo of ${size} bytes`);
+      expect(client.inbox.at(-1)!.msg.equals(d)).toBe(true);
+    }
     const text = pop.metricsText();
     expect(text).toMatch(/gr_relay_packets_total\{role="pop",direction="upstream",kind="rtp"\} 20/);
     expect(text).toMatch(/gr_relay_backbone_rtt_seconds_count\{pop="7",cluster="1"\} 1/);
