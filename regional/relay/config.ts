@@ -24,6 +24,11 @@ export interface RelayConfig {
   workers: number;
   adminHost: string;
   adminPort: number;
+  /**
+   * Address to bind the VIP and backbone ports on instead of the topology's (RELAY_BIND_HOST),
+   * for hosts behind NAT or a load balancer where the advertised address is not local (0.0.0.0).
+   */
+  bindHost: string | null;
   redisUrl: string | null;
   /** Static transceiver registry (cluster role, or a co-located POP), when no Redis. */
   transceivers: [number, string][] | null;
@@ -144,6 +149,14 @@ export function loadConfig(env: Env = process.env): RelayConfig {
     problems.push(`ADMIN_HOST: must be an IP address, got ${JSON.stringify(adminHost)}`);
   }
 
+  const bindHost = vars.RELAY_BIND_HOST || null;
+  if (
+    bindHost !== null &&
+    typeof parseHostPort(`${bindHost.includes(":") ? `[${bindHost}]` : bindHost}:1`) === "string"
+  ) {
+    problems.push(`RELAY_BIND_HOST: must be an IP address such as 0.0.0.0, got ${JSON.stringify(bindHost)}`);
+  }
+
   const timers: FlowTimers = {
     tickMs: int("RELAY_TICK_MS", DEFAULT_TIMERS.tickMs, 10, 10_000),
     halfOpenMs: int("RELAY_HALF_OPEN_MS", DEFAULT_TIMERS.halfOpenMs, 100, 600_000),
@@ -180,6 +193,7 @@ export function loadConfig(env: Env = process.env): RelayConfig {
     workers,
     adminHost,
     adminPort,
+    bindHost,
     redisUrl,
     transceivers,
     drainMs,

@@ -59,8 +59,17 @@ describe("relay configuration", () => {
       role: "cluster",
       id: 2,
       adminPort: 9202,
+      bindHost: null,
       transceivers: [[1, "127.0.0.1:6201"]],
     });
+  });
+
+  it("binds on RELAY_BIND_HOST when the advertised address is not local (NAT, load balancer)", () => {
+    const env = { RELAY_ROLE: "pop", POP_ID: "1", TOPOLOGY_FILE: TOPO, GR_HINT_KEYS: HINT_KEYS };
+    expect(loadConfig({ ...env, RELAY_BIND_HOST: "0.0.0.0" }).bindHost).toBe("0.0.0.0");
+    expect(problems({ ...env, RELAY_BIND_HOST: "any" }).join("\n")).toMatch(
+      /RELAY_BIND_HOST: must be an IP address such as 0\.0\.0\.0, got "any"/,
+    );
   });
 
   it("names every problem by its variable and never echoes a secret", () => {

@@ -94,6 +94,7 @@ export function relayConfig(
     workers: 1,
     adminHost: "127.0.0.1",
     adminPort: 0,
+    bindHost: null,
     redisUrl: null,
     transceivers: null,
     drainMs: 1_000,

@@ -197,11 +197,21 @@ export class RelayWorker {
         this.#clusterSocks[id] = sock;
       }
       const vip = parseHostPort(pop.vip) as { host: string; port: number };
-      this.#vip = await bindUdp({ host: vip.host, port: vip.port, reusePort: true, bufferBytes: buf });
+      this.#vip = await bindUdp({
+        host: cfg.bindHost ?? vip.host,
+        port: vip.port,
+        reusePort: true,
+        bufferBytes: buf,
+      });
       this.#watch(this.#vip, "vip");
       this.#vip.on("message", (msg: Buffer, rinfo: dgram.RemoteInfo) => this.#onClient(e, msg, rinfo));
       const bb = parseHostPort(pop.backbone) as { host: string; port: number };
-      this.#backbone = await bindUdp({ host: bb.host, port: bb.port, reusePort: true, bufferBytes: buf });
+      this.#backbone = await bindUdp({
+        host: cfg.bindHost ?? bb.host,
+        port: bb.port,
+        reusePort: true,
+        bufferBytes: buf,
+      });
       this.#watch(this.#backbone, "backbone");
       this.#backbone.on("message", (msg: Buffer, rinfo: dgram.RemoteInfo) =>
         this.#onPopBackbone(e, msg, rinfo),
@@ -212,7 +222,12 @@ export class RelayWorker {
       const cluster = topo.clusters.find((c) => c.id === cfg.id)!;
       const e = this.engine as ClusterEngine;
       const bb = parseHostPort(cluster.backbone) as { host: string; port: number };
-      this.#backbone = await bindUdp({ host: bb.host, port: bb.port, reusePort: true, bufferBytes: buf });
+      this.#backbone = await bindUdp({
+        host: cfg.bindHost ?? bb.host,
+        port: bb.port,
+        reusePort: true,
+        bufferBytes: buf,
+      });
       this.#watch(this.#backbone, "backbone");
       this.#backbone.on("message", (msg: Buffer, rinfo: dgram.RemoteInfo) =>
         this.#onClusterBackbone(e, msg, rinfo),
