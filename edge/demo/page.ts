@@ -143,7 +143,7 @@ async function start() {
     $("timing").textContent = (performance.now() - t0).toFixed(0) + " ms offer → answer" + (st.length ? " (" + st.join(", ") + ")" : "");
     await pc.setRemoteDescription({ type: "answer", sdp: await res.text() });
     $("hangup").disabled = false;
-    statsTimer = setInterval(stats, 500);
+    statsTimer = setInterval(stats, 250);
   } catch (e) {
     demo.error = String(e && e.message || e); log("error: " + demo.error); setState("failed"); await stop(false);
   }
