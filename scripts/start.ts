@@ -91,10 +91,10 @@ const lines = [
   `  flows/sessions     Redis ${system.redisUrl ?? "off (memory only; npm start -- --redis to turn it on)"}`,
   `  API key            ${system.apiKey}`,
   "",
-  "Post an offer (any WebRTC offer; here one from a file):",
+  "Post an offer (a Chromium offer is in docs/examples/offer.sdp; any WebRTC offer works):",
   `  curl -i -X POST ${system.edgeUrl}/v1/realtime/calls \\`,
   `    -H 'Authorization: Bearer ${system.apiKey}' -H 'Content-Type: application/sdp' \\`,
-  "    --data-binary @offer.sdp",
+  "    --data-binary @docs/examples/offer.sdp",
   "",
   "Open the demo page, press Start call, and hear yourself through the relay. Ctrl-C stops everything.",
 ];
