@@ -36,6 +36,11 @@ export interface OfferInfo {
   hasPcmu: boolean;
   hasDataChannel: boolean;
   mdnsCandidatesStripped: number;
+  /**
+   * The offer's BUNDLE tag (first mid of the group) when it is a video m-line, with its first
+   * codec: answered inactive rather than rejected (see `taggedVideo`).
+   */
+  taggedVideo: { mid: string; codec: OfferCodec } | undefined;
 }
 
 export type OfferResult = OfferInfo | { ok: false; code: OfferProblem; message: string };
@@ -62,6 +67,8 @@ interface Section {
   proto: string;
   formats: string[];
   lineNo: number;
+  /** Index of the m-line in the sanitised output. */
+  outIndex: number;
   attrs: string[];
 }
 
@@ -80,6 +87,53 @@ function isMdnsCandidate(attr: string): boolean {
   const parts = attr.slice("candidate:".length).trim().split(/\s+/);
   const address = parts[4];
   return address?.toLowerCase().endsWith(".local") === true;
+}
+
+/** A payload type of an m-line with its rtpmap/fmtp, or what is wrong with it. */
+function readCodec(s: Section, f: string): OfferCodec | string {
+  const pt = Number(f);
+  if (!/^\d+$/.test(f) || pt > 127) {
+    return `m=${s.kind} (line ${s.lineNo}): payload type ${JSON.stringify(f)}`;
+  }
+  const rtpmap = s.attrs.find((a) => a.startsWith(`rtpmap:${pt} `));
+  const fmtp = s.attrs.find((a) => a.startsWith(`fmtp:${pt} `));
+  let name = "";
+  let clockRate = 0;
+  let channels = 1;
+  if (rtpmap) {
+    const m = /^rtpmap:\d+ ([^/\s]+)\/(\d+)(?:\/(\d+))?$/.exec(rtpmap.trim());
+    if (!m) return `m=${s.kind}: malformed a=${rtpmap.slice(0, 60)}`;
+    name = m[1]!;
+    clockRate = Number(m[2]);
+    channels = m[3] ? Number(m[3]) : 1;
+  } else if (pt === 0 && s.kind === "audio") {
+    name = "PCMU";
+    clockRate = 8000;
+  }
+  return { payloadType: pt, name, clockRate, channels, fmtp: fmtp ? fmtp.slice(fmtp.indexOf(" ") + 1) : "" };
+}
+
+/**
+ * RFC 9143 §7.3.1 lets an answer reject the offerer-tagged m-line (the first mid of the BUNDLE
+ * group); the offerer must then move its BUNDLE transport to the next one. GStreamer 1.22
+ * webrtcbin cannot (it opens a second ICE stream that never gathers) and simple-whip-client reads
+ * the answer's candidates from the first m-line only. So a video m-line that carries the tag is
+ * answered inactive (accepted, in the group, no media), and any other video m-line is rejected.
+ */
+function taggedVideo(
+  session: readonly string[],
+  active: readonly Section[],
+): { mid: string; codec: OfferCodec } | undefined {
+  const group = session.find((a) => a.startsWith("group:BUNDLE"));
+  const tag = group?.slice("group:BUNDLE".length).trim().split(/\s+/)[0];
+  if (!tag) return undefined;
+  const s = active.find((x) => attrValue(x.attrs, "mid") === tag);
+  if (s?.kind !== "video" || !s.proto.includes("SAVPF")) return undefined;
+  for (const f of s.formats) {
+    const c = readCodec(s, f);
+    if (typeof c !== "string" && c.name !== "" && c.clockRate > 0) return { mid: tag, codec: c };
+  }
+  return undefined;
 }
 
 /** Inspects and sanitises an SDP offer. */
@@ -113,6 +167,7 @@ export function inspectOffer(sdp: string): OfferResult {
         proto: m[3]!,
         formats: m[4]!.trim() === "" ? [] : m[4]!.trim().split(" "),
         lineNo: i + 1,
+        outIndex: out.length,
         attrs: [],
       });
       out.push(line);
@@ -132,6 +187,16 @@ export function inspectOffer(sdp: string): OfferResult {
     out.push(line);
   }
   if (sections.length === 0) return fail("no_audio", "the offer has no m-line");
+  // RFC 8843 §7.3.3: a bundle-only m-line carries port 0 in the offer but is not rejected; it
+  // shares the BUNDLE transport (GStreamer webrtcbin with max-bundle and Firefox with bundlePolicy
+  // "max-bundle" offer every m-line after the first like this). werift would take port 0 as
+  // rejected, so it sees the discard port 9 instead.
+  for (const s of sections) {
+    if (s.port === 0 && s.attrs.includes("bundle-only")) {
+      s.port = 9;
+      out[s.outIndex] = out[s.outIndex]!.replace(/^(m=\S+ )0/, (_m, kind: string) => `${kind}9`);
+    }
+  }
   const audio = sections.find((s) => s.kind === "audio" && s.port !== 0);
   if (!audio) return fail("no_audio", "the offer has no active m=audio section");
 
@@ -174,32 +239,9 @@ export function inspectOffer(sdp: string): OfferResult {
 
   const codecs: OfferCodec[] = [];
   for (const f of audio.formats) {
-    const pt = Number(f);
-    if (!Number.isInteger(pt) || pt < 0 || pt > 127) {
-      return fail("sdp_malformed", `m=audio (line ${audio.lineNo}): payload type ${JSON.stringify(f)}`);
-    }
-    const rtpmap = audio.attrs.find((a) => a.startsWith(`rtpmap:${pt} `));
-    const fmtp = audio.attrs.find((a) => a.startsWith(`fmtp:${pt} `));
-    let name = "";
-    let clockRate = 0;
-    let channels = 1;
-    if (rtpmap) {
-      const m = /^rtpmap:\d+ ([^/\s]+)\/(\d+)(?:\/(\d+))?$/.exec(rtpmap.trim());
-      if (!m) return fail("sdp_malformed", `m=audio: malformed a=${rtpmap.slice(0, 60)}`);
-      name = m[1]!;
-      clockRate = Number(m[2]);
-      channels = m[3] ? Number(m[3]) : 1;
-    } else if (pt === 0) {
-      name = "PCMU";
-      clockRate = 8000;
-    }
-    codecs.push({
-      payloadType: pt,
-      name,
-      clockRate,
-      channels,
-      fmtp: fmtp ? fmtp.slice(fmtp.indexOf(" ") + 1) : "",
-    });
+    const c = readCodec(audio, f);
+    if (typeof c === "string") return fail("sdp_malformed", c);
+    codecs.push(c);
   }
   const opus = codecs.find(
     (c) => c.name.toLowerCase() === "opus" && c.clockRate === 48000 && c.channels === 2,
@@ -227,6 +269,7 @@ export function inspectOffer(sdp: string): OfferResult {
     hasPcmu: pcmu !== undefined,
     hasDataChannel: active.some((s) => s.kind === "application"),
     mdnsCandidatesStripped: mdns,
+    taggedVideo: taggedVideo(session, active),
   };
 }
 

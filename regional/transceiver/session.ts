@@ -2,7 +2,15 @@
 // backend bridge. Created from a checked offer; ended exactly once (idempotent `end`), which
 // closes the peer connection, tells the relays (flowClose) and the backend (session.ended).
 import { randomBytes } from "node:crypto";
-import { RTCPeerConnection, type RTCRtpTransceiver, RtpHeader, RtpPacket, useOPUS, usePCMU } from "werift";
+import {
+  RTCPeerConnection,
+  RTCRtpCodecParameters,
+  type RTCRtpTransceiver,
+  RtpHeader,
+  RtpPacket,
+  useOPUS,
+  usePCMU,
+} from "werift";
 import type { MacSync } from "../../shared/hint/codec.ts";
 import { mintHint } from "../../shared/hint/codec.ts";
 import type { DatagramKind } from "../../shared/stun/classify.ts";
@@ -27,7 +35,13 @@ import type { TransceiverConfig } from "./config.ts";
 import { ApiError } from "./errors.ts";
 import type { RegionHandles, TransceiverMetrics } from "./metrics.ts";
 import { type ClientPath, isSuccessResponse, type Mux, type MuxSession } from "./mux.ts";
-import { finishAnswer, type OfferInfo, replaceIceCredentials, restartAnswerFrag } from "./sdp.ts";
+import {
+  finishAnswer,
+  type OfferCodec,
+  type OfferInfo,
+  replaceIceCredentials,
+  restartAnswerFrag,
+} from "./sdp.ts";
 import { type EndReason, FLOW_CLOSE, type SessionState, type SessionStatus } from "./session-types.ts";
 import { type Address, attachSharedSocket, type IceAttachment, iceTransportCount } from "./werift-glue.ts";
 
@@ -69,7 +83,20 @@ export function newEtag(): string {
   return randomBytes(12).toString("base64url");
 }
 
-export function serverPeerConnection(): RTCPeerConnection {
+/**
+ * The server's peer connection. `video` is the codec of a video m-line the offer tagged for
+ * BUNDLE: werift needs it in common to accept that m-line (answered inactive, see sdp.ts).
+ */
+export function serverPeerConnection(video?: OfferCodec): RTCPeerConnection {
+  const videoCodecs = video
+    ? [
+        new RTCRtpCodecParameters({
+          mimeType: `video/${video.name}`,
+          clockRate: video.clockRate,
+          ...(video.fmtp ? { parameters: video.fmtp } : {}),
+        }),
+      ]
+    : [];
   return new RTCPeerConnection({
     iceServers: [],
     iceUseIpv4: false,
@@ -78,7 +105,7 @@ export function serverPeerConnection(): RTCPeerConnection {
     // Full ICE restricted to the addresses learned from the client's checks (shared/notes/werift.md).
     iceFilterCandidatePair: () => false,
     bundlePolicy: "max-bundle",
-    codecs: { audio: [useOPUS({ parameters: "minptime=10;useinbandfec=1" }), usePCMU()], video: [] },
+    codecs: { audio: [useOPUS({ parameters: "minptime=10;useinbandfec=1" }), usePCMU()], video: videoCodecs },
     headerExtensions: { audio: [], video: [] },
   });
 }
@@ -107,6 +134,8 @@ export class Session implements MuxSession {
   #ptToCodec = new Map<number, number>();
   #sendCodec = 0;
   #sendPt = 0;
+  /** The negotiated audio direction lets us send (false for a sendonly client, e.g. WHIP). */
+  #clientReceives = true;
   readonly #frame = newAudioFrameHeader();
   #remotePwd = "";
   #remotePwdBytes = new Uint8Array(0);
@@ -136,7 +165,7 @@ export class Session implements MuxSession {
     this.#rh = d.metrics.region(init.region);
     this.#offerSdp = init.offer.sdp;
     this.#remoteUfrag = init.offer.iceUfrag;
-    this.pc = serverPeerConnection();
+    this.pc = serverPeerConnection(init.offer.taggedVideo?.codec);
     this.#audio = this.pc.addTransceiver("audio", { direction: "sendrecv" });
     this.#events = new ClientEvents(d.config.backendQueueBytes, () => d.metrics.backendDroppedToClient.inc());
   }
@@ -189,6 +218,11 @@ export class Session implements MuxSession {
     if (iceTransportCount(pc) !== 1) {
       throw new ApiError("bundle_required", "every m-line must share one transport (a=group:BUNDLE)");
     }
+    // Video is never received or sent: a tagged video m-line stays in the BUNDLE group, inactive.
+    const tagged = offer.taggedVideo?.mid;
+    for (const t of pc.getTransceivers()) {
+      if (t.kind === "video" && t.mid === tagged) t.setDirection("inactive");
+    }
     const { ufrag, pwd } = this.#mintCredentials();
     const vip = this.#init.ingressVip;
     this.#att = attachSharedSocket(pc, {
@@ -209,6 +243,8 @@ export class Session implements MuxSession {
       const id = codecOfMime(c.mimeType);
       if (id !== 0 && c.payloadType !== undefined) this.#ptToCodec.set(c.payloadType, id);
     }
+    const dir = this.#audio.currentDirection;
+    this.#clientReceives = dir === "sendrecv" || dir === "sendonly";
     const send = this.#audio.sender.codec ?? codecs[0]!;
     this.#sendCodec = codecOfMime(send.mimeType);
     this.#sendPt = send.payloadType ?? 0;
@@ -349,7 +385,8 @@ export class Session implements MuxSession {
   }
 
   #onBackendAudio(h: AudioFrameHeader, payload: Buffer): void {
-    if (this.state === "ended") return;
+    // A client that only sends (a WHIP publisher) gets no RTP: werift would send it regardless.
+    if (this.state === "ended" || !this.#clientReceives) return;
     if (h.codec !== this.#sendCodec) {
       this.#d.metrics.backendError("codec_mismatch");
       return;

@@ -1,6 +1,7 @@
 // Finds (or, as root on Debian, installs) the system packages the tests need: redis-server for
-// the relay's and transceiver's Redis tests, chromium for the browser tests. Never skips silently:
-// when a package is missing and cannot be installed, it says the exact command to run and fails.
+// the relay's and transceiver's Redis tests, chromium for the browser tests, GStreamer's WHIP
+// client and Firefox for the interop tests. Never skips silently: when a package is missing and
+// cannot be installed, it says the exact command to run and fails.
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 
@@ -24,6 +25,17 @@ export const TEST_DEPS: SystemDep[] = [
     bin: "promtool",
     why: "the alert rules are checked with promtool and the dashboard is compared with a real Prometheus",
   },
+  {
+    pkg: "simple-whip-client",
+    bin: "whip-client",
+    why: "interop tests publish with GStreamer's WHIP client (its Depends bring webrtcbin, nice, opus, vp8)",
+  },
+  {
+    pkg: "gcc",
+    bin: "gcc",
+    why: "the WHIP interop test builds a libgupnp-igd stand-in (Debian 12's whip-client aborts on a libsoup 2/3 clash)",
+  },
+  { pkg: "firefox-esr", bin: "firefox-esr", why: "interop tests run the demo page in headless Firefox" },
 ];
 
 export function which(bin: string): string | null {

@@ -1,0 +1,80 @@
+// Interop harness: the local system (as `npm start` runs it) on free ports on the host end of a
+// private network namespace; a foreign WebRTC client (GStreamer, Firefox, …) runs inside the
+// namespace with `ip netns exec`, so the only address it can gather is the namespace end.
+import { ephemeralPlan, type LocalSystem, startLocalSystem } from "../../scripts/lib/local-system.ts";
+import { createNetns, type NetnsHandle } from "../support/netns.ts";
+
+export interface Interop {
+  ns: NetnsHandle;
+  system: LocalSystem;
+  /** The last lines every component printed (for failure messages). */
+  logs: string[];
+  close(): Promise<void>;
+}
+
+export async function startInterop(): Promise<Interop> {
+  const ns = createNetns();
+  const logs: string[] = [];
+  let system: LocalSystem | null = null;
+  try {
+    const plan = await ephemeralPlan(ns.hostIp);
+    system = await startLocalSystem({
+      plan,
+      redis: false,
+      apiKey: "interop-key",
+      dashboard: false,
+      relayWorkers: 1,
+      echoDelayMs: 0,
+      log: () => {},
+      onChildLine: (name, line) => {
+        logs.push(`[${name}] ${line}`);
+        if (logs.length > 4000) logs.splice(0, 1000);
+      },
+    });
+    const s = system;
+    return {
+      ns,
+      system: s,
+      logs,
+      async close() {
+        await s.stop();
+        ns.destroy();
+      },
+    };
+  } catch (e) {
+    await system?.stop();
+    ns.destroy();
+    (e as Error).message += `\n--- component logs ---\n${logs.slice(-60).join("\n")}`;
+    throw e;
+  }
+}
+
+export interface CallStatus {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/** GET /v1/realtime/calls/{id} through the edge. */
+export async function callStatus(i: Interop, callId: string): Promise<CallStatus> {
+  const r = await fetch(`${i.system.edgeUrl}/v1/realtime/calls/${callId}`, {
+    headers: { authorization: `Bearer ${i.system.apiKey}` },
+  });
+  return { status: r.status, body: (await r.json().catch(() => ({}))) as Record<string, unknown> };
+}
+
+/** Polls `probe` until `pred` holds; the failure message shows the last value. */
+export async function waitFor<T>(
+  probe: () => Promise<T>,
+  pred: (v: T) => boolean,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  let v = await probe();
+  while (!pred(v)) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 200));
+    v = await probe();
+  }
+  return v;
+}
