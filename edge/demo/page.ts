@@ -59,7 +59,7 @@ export const DEMO_HTML = `<!doctype html>
 <script type="module">
 const $ = (id) => document.getElementById(id);
 const demo = (window.grDemo = { state: "idle", callId: null, cluster: null, pop: null, rtt: null,
-  packetsSent: 0, packetsReceived: 0, audioEnergy: 0, events: [], error: null });
+  packetsSent: 0, packetsReceived: 0, audioEnergy: 0, events: [], error: null, dataChannel: null });
 let pc = null, dc = null, location = null, statsTimer = null, ctx = null, localStream = null;
 
 function log(line) { const el = $("log"); el.textContent += line + "\\n"; el.scrollTop = el.scrollHeight; }
@@ -124,7 +124,9 @@ async function start() {
     };
     pc.onconnectionstatechange = () => { setState(pc ? pc.connectionState : "closed"); };
     dc = pc.createDataChannel("oai-events");
-    dc.onopen = () => { $("ping").disabled = false; };
+    demo.dataChannel = "connecting";
+    dc.onopen = () => { demo.dataChannel = "open"; $("ping").disabled = false; };
+    dc.onclose = () => { demo.dataChannel = "closed"; };
     dc.onmessage = (ev) => { demo.events.push(ev.data); log("← " + ev.data); };
     await pc.setLocalDescription(await pc.createOffer());
     await new Promise((r) => { if (pc.iceGatheringState === "complete") r(); else { pc.onicegatheringstatechange = () => pc.iceGatheringState === "complete" && r(); setTimeout(r, 1500); } });
@@ -164,6 +166,35 @@ $("hangup").onclick = () => stop(true);
 $("ping").onclick = () => { const m = JSON.stringify({ type: "ping", at: Date.now() }); dc && dc.send(m); log("→ " + m); };
 window.grDemoStart = start; window.grDemoHangup = () => stop(true);
 window.grDemoSend = (obj) => dc && dc.readyState === "open" && (dc.send(JSON.stringify(obj)), true);
+
+// Opt-in automation for browsers that no test driver controls (Firefox in test/interop):
+// ?key=<API key>&source=tone|mic&autostart=1&report=<url>. With report, the page POSTs window.grDemo
+// (and its user agent) to that URL every 250 ms; a JSON reply may carry a command: {"send": {...}}
+// (one data-channel event), {"hangup": true} or {"start": true}. The URL must be on this page's
+// own host, so a link cannot make the page report anywhere else.
+const params = new URLSearchParams(window.location.search);
+if (params.get("key")) $("key").value = params.get("key");
+if (params.get("source") === "tone" || params.get("source") === "mic") $("source").value = params.get("source");
+const reportUrl = (() => {
+  try {
+    const u = new URL(params.get("report") || "", window.location.href);
+    return params.get("report") && u.hostname === window.location.hostname ? u.href : null;
+  } catch { return null; }
+})();
+if (reportUrl) {
+  const tick = async () => {
+    try {
+      const r = await fetch(reportUrl, { method: "POST", body: JSON.stringify({ ...demo, userAgent: navigator.userAgent }) });
+      const cmd = await r.json().catch(() => null);
+      if (cmd && cmd.send && window.grDemoSend(cmd.send)) log("→ " + JSON.stringify(cmd.send));
+      if (cmd && cmd.hangup && pc) await stop(true);
+      if (cmd && cmd.start && !pc) start();
+    } catch {}
+    setTimeout(tick, 250);
+  };
+  tick();
+}
+if (params.get("autostart") === "1") start();
 </script>
 </body>
 </html>

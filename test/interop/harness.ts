@@ -12,7 +12,7 @@ export interface Interop {
   close(): Promise<void>;
 }
 
-export async function startInterop(): Promise<Interop> {
+export async function startInterop(o: { extraEnv?: Record<string, string> } = {}): Promise<Interop> {
   const ns = createNetns();
   const logs: string[] = [];
   let system: LocalSystem | null = null;
@@ -25,6 +25,7 @@ export async function startInterop(): Promise<Interop> {
       dashboard: false,
       relayWorkers: 1,
       echoDelayMs: 0,
+      ...(o.extraEnv ? { extraEnv: o.extraEnv } : {}),
       log: () => {},
       onChildLine: (name, line) => {
         logs.push(`[${name}] ${line}`);
