@@ -32,6 +32,7 @@ export const ERRORS = {
   no_acceptable_codec: { status: 422, type: "invalid_request_error" },
   bundle_required: { status: 422, type: "invalid_request_error" },
   rtcp_mux_required: { status: 422, type: "invalid_request_error" },
+  ice_lite_unsupported: { status: 422, type: "invalid_request_error" },
   offer_rejected: { status: 422, type: "invalid_request_error" },
   unsupported_patch: { status: 422, type: "invalid_request_error" },
   // 500 / 503

@@ -12,7 +12,8 @@ export type OfferProblem =
   | "no_audio"
   | "no_acceptable_codec"
   | "bundle_required"
-  | "rtcp_mux_required";
+  | "rtcp_mux_required"
+  | "ice_lite_unsupported";
 
 export interface OfferCodec {
   payloadType: number;
@@ -41,6 +42,8 @@ export interface OfferInfo {
    * codec: answered inactive rather than rejected (see `taggedVideo`).
    */
   taggedVideo: { mid: string; codec: OfferCodec } | undefined;
+  /** The offer's a=setup (RFC 5763): "actpass", "active", "passive", or undefined. */
+  dtlsSetup: string | undefined;
 }
 
 export type OfferResult = OfferInfo | { ok: false; code: OfferProblem; message: string };
@@ -226,6 +229,14 @@ export function inspectOffer(sdp: string): OfferResult {
   if (!audio.attrs.includes("rtcp-mux")) {
     return fail("rtcp_mux_required", `m=audio (line ${audio.lineNo}) must carry a=rtcp-mux`);
   }
+  if (session.includes("ice-lite") || active.some((s) => s.attrs.includes("ice-lite"))) {
+    // A lite agent never sends a connectivity check, and the relay learns a client's address
+    // from nothing else: such a call could never connect, so it fails now rather than in 20 s.
+    return fail(
+      "ice_lite_unsupported",
+      "the offer is ICE-lite (a=ice-lite); the client must run full ICE: its first check opens the relay path",
+    );
+  }
   if (active.length > 1) {
     const mids = active.map((s) => attrValue(s.attrs, "mid"));
     const groups = session
@@ -257,6 +268,11 @@ export function inspectOffer(sdp: string): OfferResult {
     );
   }
   const opusFec = opus !== undefined && /(^|;)\s*useinbandfec=1\b/.test(opus.fmtp);
+  // PCMU as static payload type 0 may come without its rtpmap (RFC 3551; SIP gateways do this);
+  // werift only knows codecs by rtpmap, so the line is added for it.
+  if (pcmu?.payloadType === 0 && !audio.attrs.some((a) => a.startsWith("rtpmap:0 "))) {
+    out.splice(audio.outIndex + 1, 0, "a=rtpmap:0 PCMU/8000");
+  }
   return {
     ok: true,
     sdp: `${out.join("\r\n")}\r\n`,
@@ -270,6 +286,7 @@ export function inspectOffer(sdp: string): OfferResult {
     hasDataChannel: active.some((s) => s.kind === "application"),
     mdnsCandidatesStripped: mdns,
     taggedVideo: taggedVideo(session, active),
+    dtlsSetup: attrValue(audio.attrs, "setup") ?? attrValue(session, "setup"),
   };
 }
 

@@ -35,13 +35,7 @@ import type { TransceiverConfig } from "./config.ts";
 import { ApiError } from "./errors.ts";
 import type { RegionHandles, TransceiverMetrics } from "./metrics.ts";
 import { type ClientPath, isSuccessResponse, type Mux, type MuxSession } from "./mux.ts";
-import {
-  finishAnswer,
-  type OfferCodec,
-  type OfferInfo,
-  replaceIceCredentials,
-  restartAnswerFrag,
-} from "./sdp.ts";
+import { finishAnswer, type OfferInfo, replaceIceCredentials, restartAnswerFrag } from "./sdp.ts";
 import { type EndReason, FLOW_CLOSE, type SessionState, type SessionStatus } from "./session-types.ts";
 import { type Address, attachSharedSocket, type IceAttachment, iceTransportCount } from "./werift-glue.ts";
 
@@ -84,10 +78,19 @@ export function newEtag(): string {
 }
 
 /**
- * The server's peer connection. `video` is the codec of a video m-line the offer tagged for
- * BUNDLE: werift needs it in common to accept that m-line (answered inactive, see sdp.ts).
+ * The server's peer connection for an offer. Audio codecs follow the offer's order (RFC 3264
+ * §6.1 recommends the answer keep the offerer's preference: a client that lists PCMU first gets
+ * PCMU). `taggedVideo` is the codec of a video m-line the offer tagged for BUNDLE: werift needs it
+ * in common to accept that m-line (answered inactive, see sdp.ts).
  */
-export function serverPeerConnection(video?: OfferCodec): RTCPeerConnection {
+export function serverPeerConnection(
+  offer?: Pick<OfferInfo, "audioCodecs" | "taggedVideo">,
+): RTCPeerConnection {
+  const opus = (): RTCRtpCodecParameters => useOPUS({ parameters: "minptime=10;useinbandfec=1" });
+  const names = offer?.audioCodecs.map((c) => c.name.toLowerCase()) ?? [];
+  const pcmuFirst =
+    names.includes("pcmu") && (!names.includes("opus") || names.indexOf("pcmu") < names.indexOf("opus"));
+  const video = offer?.taggedVideo?.codec;
   const videoCodecs = video
     ? [
         new RTCRtpCodecParameters({
@@ -105,7 +108,7 @@ export function serverPeerConnection(video?: OfferCodec): RTCPeerConnection {
     // Full ICE restricted to the addresses learned from the client's checks (shared/notes/werift.md).
     iceFilterCandidatePair: () => false,
     bundlePolicy: "max-bundle",
-    codecs: { audio: [useOPUS({ parameters: "minptime=10;useinbandfec=1" }), usePCMU()], video: videoCodecs },
+    codecs: { audio: pcmuFirst ? [usePCMU(), opus()] : [opus(), usePCMU()], video: videoCodecs },
     headerExtensions: { audio: [], video: [] },
   });
 }
@@ -165,7 +168,7 @@ export class Session implements MuxSession {
     this.#rh = d.metrics.region(init.region);
     this.#offerSdp = init.offer.sdp;
     this.#remoteUfrag = init.offer.iceUfrag;
-    this.pc = serverPeerConnection(init.offer.taggedVideo?.codec);
+    this.pc = serverPeerConnection(init.offer);
     this.#audio = this.pc.addTransceiver("audio", { direction: "sendrecv" });
     this.#events = new ClientEvents(d.config.backendQueueBytes, () => d.metrics.backendDroppedToClient.inc());
   }
@@ -217,6 +220,14 @@ export class Session implements MuxSession {
     }
     if (iceTransportCount(pc) !== 1) {
       throw new ApiError("bundle_required", "every m-line must share one transport (a=group:BUNDLE)");
+    }
+    // werift answers a=setup:active whatever the offer says; an offer that is itself active (or
+    // passive) needs the opposite (RFC 5763 §5), or both ends would send (or wait for) a ClientHello.
+    const role =
+      offer.dtlsSetup === "active" ? "server" : offer.dtlsSetup === "passive" ? "client" : undefined;
+    if (role !== undefined) {
+      for (const t of pc.getTransceivers()) if (t.dtlsTransport) t.dtlsTransport.role = role;
+      if (pc.sctpTransport) pc.sctpTransport.dtlsTransport.role = role;
     }
     // Video is never received or sent: a tagged video m-line stays in the BUNDLE group, inactive.
     const tagged = offer.taggedVideo?.mid;

@@ -1,0 +1,218 @@
+// What other WebRTC stacks send, played by a real werift client (or a recorded offer) against one
+// transceiver through the frame-wrapping loopback relay: ICE-lite agents, other codec orders, only
+// PCMU (with or without its rtpmap), a=setup:active / passive, send-only publishers, and the
+// bundle-only audio of GStreamer's webrtcbin.
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  MediaStreamTrack,
+  RTCPeerConnection,
+  type RTCRtpCodecParameters,
+  RtpHeader,
+  RtpPacket,
+  useOPUS,
+  usePCMU,
+} from "werift";
+import { inspectOffer } from "../../regional/transceiver/sdp.ts";
+import { disableStunFallback } from "../../regional/transceiver/werift-glue.ts";
+import {
+  type Harness,
+  type SessionStatus,
+  sleep,
+  startHarness,
+  until,
+} from "../transceiver/helpers/harness.ts";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+interface Peer {
+  pc: RTCPeerConnection;
+  track: MediaStreamTrack;
+  received: RtpPacket[];
+  close(): Promise<void>;
+}
+
+interface PeerOptions {
+  codecs: RTCRtpCodecParameters[];
+  iceLite?: boolean;
+  direction?: "sendrecv" | "sendonly";
+}
+
+function peer(o: PeerOptions): Peer {
+  const pc = new RTCPeerConnection({
+    iceServers: [],
+    iceUseIpv4: false,
+    iceUseIpv6: false,
+    iceAdditionalHostAddresses: ["127.0.0.1"],
+    iceInterfaceAddresses: { udp4: "127.0.0.1" },
+    iceLite: o.iceLite ?? false,
+    bundlePolicy: "max-bundle",
+    codecs: { audio: o.codecs },
+  });
+  const track = new MediaStreamTrack({ kind: "audio" });
+  const t = pc.addTransceiver(track, { direction: o.direction ?? "sendrecv" });
+  const received: RtpPacket[] = [];
+  t.onTrack.subscribe((tr) => tr.onReceiveRtp.subscribe((rtp) => received.push(rtp)));
+  pc.createDataChannel("oai-events");
+  disableStunFallback(pc);
+  return { pc, track, received, close: () => pc.close() };
+}
+
+type Created = { status: number; body: { callId?: string; sdp?: string; error?: { code: string } } };
+
+async function create(sdp: string): Promise<Created> {
+  const vip = `${h.relay.vip.host}:${h.relay.vip.port}`;
+  const r = await h.call("POST", "/v1/sessions", { sdp, client: { region: "test" }, ingress: { vip } });
+  return { status: r.status, body: (await r.json()) as Created["body"] };
+}
+
+async function status(callId: string): Promise<SessionStatus> {
+  return (await (await h.call("GET", `/v1/sessions/${callId}`)).json()) as SessionStatus;
+}
+
+/** Offer (optionally edited the way another stack would write it) → answer → connected. */
+async function connect(
+  p: Peer,
+  edit: (sdp: string) => string = (s) => s,
+): Promise<{ callId: string; answer: string }> {
+  await p.pc.setLocalDescription(await p.pc.createOffer());
+  const r = await create(edit(p.pc.localDescription!.sdp));
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  await p.pc.setRemoteDescription({ type: "answer", sdp: r.body.sdp! });
+  await p.pc.connectionStateChange.watch((s) => s === "connected", 15_000);
+  return { callId: r.body.callId!, answer: r.body.sdp! };
+}
+
+async function talk(p: Peer, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const header = new RtpHeader({ sequenceNumber: i, timestamp: i * 960, payloadType: 0, marker: false });
+    p.track.writeRtp(new RtpPacket(header, randomBytes(80)));
+    await sleep(20);
+  }
+}
+
+const answerCodecs = (sdp: string): string[] =>
+  [...sdp.matchAll(/^a=rtpmap:\d+ ([^/\s]+)\//gm)].map((m) => m[1]!.toLowerCase());
+const setupOf = (sdp: string): string | undefined => /^a=setup:(\S+)/m.exec(sdp)?.[1];
+
+describe("offers from other stacks", () => {
+  it("rejects an ICE-lite offer at once: it never sends the check the relay routes by", async () => {
+    const p = peer({ codecs: [useOPUS()], iceLite: true });
+    await p.pc.setLocalDescription(await p.pc.createOffer());
+    expect(p.pc.localDescription!.sdp).toContain("a=ice-lite");
+    const r = await create(p.pc.localDescription!.sdp);
+    expect(r.status).toBe(422);
+    expect(r.body.error?.code).toBe("ice_lite_unsupported");
+    await p.close();
+  });
+
+  it("takes PCMU when the offer prefers it over Opus, and echoes it", async () => {
+    const p = peer({ codecs: [usePCMU(), useOPUS()] });
+    const { callId, answer } = await connect(p);
+    expect(answerCodecs(answer)[0]).toBe("pcmu");
+    await talk(p, 40);
+    await until(() => p.received.length >= 30, 5000, "echoed PCMU");
+    expect(p.received.every((x) => x.header.payloadType === 0)).toBe(true);
+    expect((await status(callId)).codec).toBe("pcmu");
+    await p.close();
+  });
+
+  it("takes an offer with only PCMU as static payload type 0 (no rtpmap line)", async () => {
+    const p = peer({ codecs: [usePCMU()] });
+    const { callId, answer } = await connect(p, (s) => s.replace(/^a=rtpmap:0 PCMU\/8000\r\n/m, ""));
+    expect(answer).toMatch(/^m=audio \d+ \S+ 0\r?$/m);
+    await talk(p, 40);
+    await until(() => p.received.length >= 30, 5000, "echoed PCMU");
+    expect((await status(callId)).codec).toBe("pcmu");
+    await p.close();
+  });
+
+  it("is the DTLS server when the offer says a=setup:active", async () => {
+    const p = peer({ codecs: [useOPUS(), usePCMU()] });
+    const { answer } = await connect(p, (s) => s.replaceAll("a=setup:actpass", "a=setup:active"));
+    expect(setupOf(answer)).toBe("passive");
+    await talk(p, 30);
+    await until(() => p.received.length >= 20, 5000, "echoed audio");
+    await p.close();
+  });
+
+  it("is the DTLS client when the offer says a=setup:passive", async () => {
+    const p = peer({ codecs: [useOPUS(), usePCMU()] });
+    const { answer } = await connect(p, (s) => s.replaceAll("a=setup:actpass", "a=setup:passive"));
+    expect(setupOf(answer)).toBe("active");
+    await talk(p, 30);
+    await until(() => p.received.length >= 20, 5000, "echoed audio");
+    await p.close();
+  });
+
+  it("answers a send-only publisher recvonly and sends it no RTP, while its audio reaches the backend", async () => {
+    const p = peer({ codecs: [useOPUS()], direction: "sendonly" });
+    const { callId, answer } = await connect(p);
+    expect(answer).toMatch(/^a=recvonly\r?$/m);
+    await talk(p, 50);
+    await until(async () => (await status(callId)).backend.framesFromBackend >= 40, 5000, "echo frames");
+    await sleep(200);
+    expect(p.received).toHaveLength(0);
+    await p.close();
+  });
+});
+
+describe("recorded offers", () => {
+  const gst = readFileSync(
+    join(import.meta.dirname, "fixtures/gstreamer-1.22-whip-audio-video.sdp"),
+    "utf8",
+  ).replace(/\r?\n/g, "\r\n");
+
+  it("GStreamer webrtcbin (max-bundle, audio bundle-only with port 0) is accepted", () => {
+    expect(gst).toMatch(/^m=audio 0 /m);
+    const r = inspectOffer(gst);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.sdp).toMatch(/^m=audio 9 /m);
+    expect(r.audioMid).toBe("audio1");
+    expect(r.taggedVideo?.mid).toBe("video0");
+    expect(r.taggedVideo?.codec.name).toBe("VP8");
+  });
+
+  it("answers the tagged video inactive inside the BUNDLE group, audio recvonly", async () => {
+    const r = await create(gst);
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    const sdp = r.body.sdp!;
+    expect(sdp).toMatch(/^a=group:BUNDLE video0 audio1\r?$/m);
+    const video = sdp.slice(sdp.indexOf("m=video"), sdp.indexOf("m=audio"));
+    expect(video).toMatch(/^m=video 9 /);
+    expect(video).toMatch(/^a=inactive\r?$/m);
+    expect(video).toContain("a=candidate:");
+    expect(sdp.slice(sdp.indexOf("m=audio"))).toMatch(/^a=recvonly\r?$/m);
+    await h.call("DELETE", `/v1/sessions/${r.body.callId}`);
+  });
+
+  it("rejects a video m-line that is not the BUNDLE tag (port 0, out of the group)", async () => {
+    // Audio first and tagged, video second: the ordinary browser layout.
+    const lines = gst.split("\r\n");
+    const vStart = lines.findIndex((l) => l.startsWith("m=video"));
+    const aStart = lines.findIndex((l) => l.startsWith("m=audio"));
+    const end = lines.findIndex((l, i) => i > aStart && l === "");
+    const head = lines
+      .slice(0, vStart)
+      .map((l) => (l.startsWith("a=group:BUNDLE") ? "a=group:BUNDLE audio1 video0" : l));
+    const audio = lines
+      .slice(aStart, end < 0 ? undefined : end)
+      .filter((l) => l !== "a=bundle-only")
+      .map((l) => l.replace(/^m=audio 0 /, "m=audio 9 "));
+    const video = lines.slice(vStart, aStart);
+    const r = await create(`${[...head, ...audio, ...video].join("\r\n")}\r\n`);
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    expect(r.body.sdp).toMatch(/^a=group:BUNDLE audio1\r?$/m);
+    expect(r.body.sdp).toMatch(/^m=video 0 /m);
+    await h.call("DELETE", `/v1/sessions/${r.body.callId}`);
+  });
+});
