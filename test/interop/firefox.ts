@@ -36,6 +36,11 @@ export function firefoxPrefs(secureHost: string): Record<string, string | number
     "trailhead.firstrun.didSeeAboutWelcome": true,
     "datareporting.policy.firstRunURL": "",
     "browser.newtabpage.enabled": false,
+    "browser.newtabpage.activity-stream.feeds.topsites": false,
+    "browser.newtabpage.activity-stream.feeds.system.topsites": false,
+    "browser.topsites.contile.enabled": false,
+    "messaging-system.rsexperimentloader.enabled": false,
+    "browser.backup.enabled": false,
     "browser.tabs.warnOnClose": false,
     // Nothing in the background.
     "datareporting.policy.dataSubmissionEnabled": false,

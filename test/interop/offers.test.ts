@@ -44,6 +44,8 @@ interface PeerOptions {
   codecs: RTCRtpCodecParameters[];
   iceLite?: boolean;
   direction?: "sendrecv" | "sendonly";
+  /** A second audio track (a second m=audio). */
+  secondAudio?: boolean;
 }
 
 function peer(o: PeerOptions): Peer {
@@ -61,6 +63,7 @@ function peer(o: PeerOptions): Peer {
   const t = pc.addTransceiver(track, { direction: o.direction ?? "sendrecv" });
   const received: RtpPacket[] = [];
   t.onTrack.subscribe((tr) => tr.onReceiveRtp.subscribe((rtp) => received.push(rtp)));
+  if (o.secondAudio) pc.addTransceiver(new MediaStreamTrack({ kind: "audio" }), { direction: "sendrecv" });
   pc.createDataChannel("oai-events");
   disableStunFallback(pc);
   return { pc, track, received, close: () => pc.close() };
@@ -153,6 +156,26 @@ describe("offers from other stacks", () => {
     await p.close();
   });
 
+  it("takes an offer with two audio tracks: the first is the call, the server never sends on the second", async () => {
+    const p = peer({ codecs: [useOPUS()], secondAudio: true });
+    const { callId, answer } = await connect(p);
+    expect(answer.match(/^m=audio /gm)).toHaveLength(2);
+    const second = answer.slice(answer.lastIndexOf("m=audio"), answer.indexOf("m=application"));
+    expect(second).toMatch(/^a=(recvonly|inactive)\r?$/m);
+    await talk(p, 30);
+    await until(() => p.received.length >= 20, 5000, "echoed audio");
+    expect((await status(callId)).state).toBe("connected");
+    await p.close();
+  });
+
+  it("takes an offer with bare LF line endings", async () => {
+    const p = peer({ codecs: [useOPUS()] });
+    await connect(p, (s) => s.replace(/\r\n/g, "\n"));
+    await talk(p, 30);
+    await until(() => p.received.length >= 20, 5000, "echoed audio");
+    await p.close();
+  });
+
   it("answers a send-only publisher recvonly and sends it no RTP, while its audio reaches the backend", async () => {
     const p = peer({ codecs: [useOPUS()], direction: "sendonly" });
     const { callId, answer } = await connect(p);
@@ -193,6 +216,28 @@ describe("recorded offers", () => {
     expect(video).toContain("a=candidate:");
     expect(sdp.slice(sdp.indexOf("m=audio"))).toMatch(/^a=recvonly\r?$/m);
     await h.call("DELETE", `/v1/sessions/${r.body.callId}`);
+  });
+
+  it("answers an offer whose first m-line (the BUNDLE tag) is the data channel, in the same order", async () => {
+    // libwebrtc orders m-lines by creation: createDataChannel() before addTrack() puts it first.
+    const p = peer({ codecs: [useOPUS()] });
+    await p.pc.setLocalDescription(await p.pc.createOffer());
+    const sdp = p.pc.localDescription!.sdp;
+    const a = sdp.indexOf("m=audio");
+    const d = sdp.indexOf("m=application");
+    const [mAudio, mApp] = [/a=mid:(\S+)/.exec(sdp.slice(a, d))![1], /a=mid:(\S+)/.exec(sdp.slice(d))![1]];
+    const reordered = (sdp.slice(0, a) + sdp.slice(d) + sdp.slice(a, d)).replace(
+      /^a=group:BUNDLE .*$/m,
+      `a=group:BUNDLE ${mApp} ${mAudio}`,
+    );
+    const r = await create(reordered);
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    const answer = r.body.sdp!;
+    expect(answer.indexOf("m=application")).toBeLessThan(answer.indexOf("m=audio"));
+    expect(answer).toMatch(new RegExp(`^a=group:BUNDLE ${mApp} ${mAudio}\r?$`, "m"));
+    expect(answer).toMatch(/^m=audio 9 /m);
+    await h.call("DELETE", `/v1/sessions/${r.body.callId}`);
+    await p.close();
   });
 
   it("rejects a video m-line that is not the BUNDLE tag (port 0, out of the group)", async () => {

@@ -86,6 +86,10 @@ describe("simple-whip-client (GStreamer webrtcbin) through the local system", ()
       expect(to).toBeGreaterThan(0);
       expect(to * 4).toBeLessThan(from);
 
+      // Its trickled candidates went by PATCH with If-Match (204); a refusal would be logged.
+      expect(run.lines.filter((l) => l.includes("[trickle]"))).toEqual([]);
+      expect(run.lines.some((l) => l.includes("Sending candidates"))).toBe(true);
+
       // SIGINT: the client sends DELETE to the resource URL and exits; the session ends.
       await run.stop();
       expect(run.lines.some((l) => l.includes("Disconnecting from server"))).toBe(true);
