@@ -188,11 +188,53 @@ describe("offers from other stacks", () => {
   });
 });
 
+/** A recorded offer (test/interop/fixtures, captured from the real client in a test namespace). */
+const fixture = (name: string): string =>
+  readFileSync(join(import.meta.dirname, "fixtures", name), "utf8").replace(/\r?\n/g, "\r\n");
+
+/** kind → [port, direction] of each m-section of an SDP, in order. */
+function mSections(sdp: string): [string, number, string | undefined][] {
+  const out: [string, number, string | undefined][] = [];
+  for (const l of sdp.split(/\r?\n/)) {
+    const m = /^m=(\S+) (\d+)/.exec(l);
+    if (m) out.push([m[1]!, Number(m[2]), undefined]);
+    const d = /^a=(sendrecv|sendonly|recvonly|inactive)$/.exec(l);
+    if (d && out.length > 0) out[out.length - 1]![2] = d[1];
+  }
+  return out;
+}
+
 describe("recorded offers", () => {
-  const gst = readFileSync(
-    join(import.meta.dirname, "fixtures/gstreamer-1.22-whip-audio-video.sdp"),
-    "utf8",
-  ).replace(/\r?\n/g, "\r\n");
+  const gst = fixture("gstreamer-1.22-whip-audio-video.sdp");
+
+  it("Firefox ESR 153 (audio, video, data channel; balanced): video rejected, audio and data accepted", async () => {
+    const r = await create(fixture("firefox-esr-153-audio-video-datachannel.sdp"));
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    const sdp = r.body.sdp!;
+    expect(mSections(sdp).map(([k, p]) => [k, p === 0 ? "rejected" : "accepted"])).toEqual([
+      ["audio", "accepted"],
+      ["video", "rejected"],
+      ["application", "accepted"],
+    ]);
+    expect(sdp).toMatch(/^a=group:BUNDLE 0 2\r?$/m);
+    expect(sdp).toMatch(/^a=rtpmap:109 opus\/48000\/2\r?$/m);
+    await h.call("DELETE", `/v1/sessions/${r.body.callId}`);
+  });
+
+  it("Firefox ESR 153 with max-bundle (video and data channel bundle-only, port 0): data channel kept", async () => {
+    const offer = fixture("firefox-esr-153-max-bundle.sdp");
+    expect(offer).toMatch(/^m=application 0 /m);
+    const r = await create(offer);
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    const sdp = r.body.sdp!;
+    expect(mSections(sdp).map(([k, p]) => [k, p === 0 ? "rejected" : "accepted"])).toEqual([
+      ["audio", "accepted"],
+      ["video", "rejected"],
+      ["application", "accepted"],
+    ]);
+    expect(sdp).toMatch(/^a=group:BUNDLE 0 2\r?$/m);
+    await h.call("DELETE", `/v1/sessions/${r.body.callId}`);
+  });
 
   it("GStreamer webrtcbin (max-bundle, audio bundle-only with port 0) is accepted", () => {
     expect(gst).toMatch(/^m=audio 0 /m);
