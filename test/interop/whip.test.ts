@@ -86,6 +86,8 @@ describe("simple-whip-client (GStreamer webrtcbin) through the local system", ()
       expect(to).toBeGreaterThan(0);
       expect(to * 4).toBeLessThan(from);
 
+      // The 201 carried an ETag (the client warns without one) and its Location resolved (above).
+      expect(run.lines.filter((l) => l.includes("No ETag"))).toEqual([]);
       // Its trickled candidates went by PATCH with If-Match (204); a refusal would be logged.
       expect(run.lines.filter((l) => l.includes("[trickle]"))).toEqual([]);
       expect(run.lines.some((l) => l.includes("Sending candidates"))).toBe(true);
