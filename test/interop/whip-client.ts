@@ -92,6 +92,8 @@ export interface WhipOptions {
   audio?: string;
   video?: string;
   env: Record<string, string>;
+  /** -n: candidates in the offer instead of trickled by PATCH. */
+  noTrickle?: boolean;
   /** Hard limit on the client's life; it is killed after this. */
   maxMs: number;
 }
@@ -99,6 +101,7 @@ export interface WhipOptions {
 export function runWhipClient(o: WhipOptions): WhipRun {
   const args = ["netns", "exec", o.netns, "env", ...Object.entries(o.env).map(([k, v]) => `${k}=${v}`)];
   args.push("whip-client", "-u", o.url, "-t", o.token, "-o", "-l", "5");
+  if (o.noTrickle) args.push("-n");
   if (o.audio) args.push("-A", o.audio);
   if (o.video) args.push("-V", o.video);
   const child = spawn("ip", args, { stdio: ["ignore", "pipe", "pipe"] });

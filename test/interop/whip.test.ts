@@ -37,7 +37,7 @@ describe("simple-whip-client (GStreamer webrtcbin) through the local system", ()
     w?.cleanup();
   });
 
-  async function publish(video: boolean): Promise<void> {
+  async function publish(video: boolean, noTrickle = false): Promise<void> {
     const run = runWhipClient({
       netns: i.ns.name,
       url: `${i.system.edgeUrl}/v1/realtime/calls`,
@@ -45,6 +45,7 @@ describe("simple-whip-client (GStreamer webrtcbin) through the local system", ()
       audio: OPUS_PIPELINE,
       ...(video ? { video: VP8_PIPELINE } : {}),
       env: w.env,
+      noTrickle,
       maxMs: 30_000,
     });
     try {
@@ -90,7 +91,7 @@ describe("simple-whip-client (GStreamer webrtcbin) through the local system", ()
       expect(run.lines.filter((l) => l.includes("No ETag"))).toEqual([]);
       // Its trickled candidates went by PATCH with If-Match (204); a refusal would be logged.
       expect(run.lines.filter((l) => l.includes("[trickle]"))).toEqual([]);
-      expect(run.lines.some((l) => l.includes("Sending candidates"))).toBe(true);
+      expect(run.lines.some((l) => l.includes("Sending candidates"))).toBe(!noTrickle);
 
       // SIGINT: the client sends DELETE to the resource URL and exits; the session ends.
       await run.stop();
@@ -112,6 +113,10 @@ describe("simple-whip-client (GStreamer webrtcbin) through the local system", ()
 
   it("publishes audio only: connects, audio reaches the echo agent, DELETE ends it", async () => {
     await publish(false);
+  }, 40_000);
+
+  it("publishes audio only without trickle (candidates and end-of-candidates in the offer)", async () => {
+    await publish(false, true);
   }, 40_000);
 
   it("publishes audio + video (video tags BUNDLE, audio is bundle-only): video inactive, audio connects", async () => {
