@@ -18,9 +18,9 @@ import { Relay } from "../../regional/relay/shell/relay.ts";
 import { configWithDefaults } from "../../regional/transceiver/config.ts";
 import { startTransceiver, type Transceiver } from "../../regional/transceiver/transceiver.ts";
 import { formatKeyring, type Keyring } from "../../shared/keys.ts";
-import { importSigningKey, signRequest } from "../../shared/signing/request.ts";
 import { encodeBindingRequest } from "../../shared/stun/writer.ts";
 import { ports, relayConfig, topology, until } from "../relay/harness.ts";
+import { signedCaller } from "../support/signed-call.ts";
 import { createTestClient, type TestClient } from "../transceiver/helpers/client.ts";
 
 const log = createLogger({ test: "system-metrics" }, "error");
@@ -128,23 +128,7 @@ describe("metrics of a real call through real relays and a real transceiver", ()
   let source: LocalSource;
   let callId = "";
 
-  const call = async (method: string, path: string, body?: object) => {
-    const text = body === undefined ? "" : JSON.stringify(body);
-    const key = await importSigningKey(clusterSecret);
-    const h = await signRequest(
-      key,
-      method,
-      path,
-      new TextEncoder().encode(text),
-      Date.now(),
-      randomBytes(16).toString("base64url"),
-    );
-    return fetch(t.httpUrl + path, {
-      method,
-      headers: { ...h, ...(body ? { "content-type": "application/json" } : {}) },
-      ...(body ? { body: text } : {}),
-    });
-  };
+  const { call } = signedCaller(() => t.httpUrl, clusterSecret);
   const panels = async () => {
     await source.scrapeOnce();
     return source.panels({ rangeS: 600, maxPoints: 600, filters: {}, panelIds: [] });

@@ -10,8 +10,8 @@ import { Relay } from "../../regional/relay/shell/relay.ts";
 import { configWithDefaults } from "../../regional/transceiver/config.ts";
 import { startTransceiver, type Transceiver } from "../../regional/transceiver/transceiver.ts";
 import { formatKeyring } from "../../shared/keys.ts";
-import { importSigningKey, signRequest } from "../../shared/signing/request.ts";
 import { ports, relayConfig, topology } from "../relay/harness.ts";
+import { signedCaller } from "../support/signed-call.ts";
 import { createTestClient, type TestClient } from "./helpers/client.ts";
 import { quietLog, randomKeyring, type SessionStatus, sleep, until } from "./helpers/harness.ts";
 
@@ -73,23 +73,7 @@ describe("through the real POP and cluster relay", () => {
   let client: TestClient;
   let callId = "";
 
-  const call = async (method: string, path: string, body?: object) => {
-    const text = body === undefined ? "" : JSON.stringify(body);
-    const key = await importSigningKey(clusterSecret);
-    const h = await signRequest(
-      key,
-      method,
-      path,
-      new TextEncoder().encode(text),
-      Date.now(),
-      randomBytes(16).toString("base64url"),
-    );
-    return fetch(t.httpUrl + path, {
-      method,
-      headers: { ...h, ...(body ? { "content-type": "application/json" } : {}) },
-      ...(body ? { body: text } : {}),
-    });
-  };
+  const { call } = signedCaller(() => t.httpUrl, clusterSecret);
   const status = async () => (await (await call("GET", `/v1/sessions/${callId}`)).json()) as SessionStatus;
 
   beforeAll(async () => {

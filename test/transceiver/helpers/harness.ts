@@ -10,7 +10,7 @@ import { startTransceiver, type Transceiver } from "../../../regional/transceive
 export type { SessionStatus } from "../../../regional/transceiver/session.ts";
 
 import type { Keyring } from "../../../shared/keys.ts";
-import { importSigningKey, signRequest } from "../../../shared/signing/request.ts";
+import { signedCaller } from "../../support/signed-call.ts";
 import { type ClientOptions, createTestClient, type TestClient } from "./client.ts";
 import { type LoopbackRelay, startLoopbackRelay } from "./loopback-relay.ts";
 
@@ -62,22 +62,7 @@ export async function startHarness(
     ...(o.membership ? { membership: o.membership } : {}),
   });
   const relay = await startLoopbackRelay({ transceiver: t.udpAddress, clusterId, transceiverId });
-  const key = await importSigningKey(secret);
-  const base = t.httpUrl;
-  const signedHeaders = async (method: string, path: string, body = new Uint8Array(0)) =>
-    signRequest(key, method, path, body, Date.now(), randomBytes(16).toString("base64url"));
-  const call = async (
-    method: string,
-    path: string,
-    body?: string | object,
-    headers: Record<string, string> = {},
-  ) => {
-    const text = body === undefined ? "" : typeof body === "string" ? body : JSON.stringify(body);
-    const bytes = new TextEncoder().encode(text);
-    const h: Record<string, string> = { ...(await signedHeaders(method, path, bytes)), ...headers };
-    if (body !== undefined && h["content-type"] === undefined) h["content-type"] = "application/json";
-    return fetch(base + path, { method, headers: h, ...(body !== undefined ? { body: text } : {}) });
-  };
+  const { call, signedHeaders } = signedCaller(() => t.httpUrl, secret);
   const clients: TestClient[] = [];
   return {
     t,
