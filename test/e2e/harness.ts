@@ -1,62 +1,37 @@
 // End-to-end harness: the same local system `npm start` runs, on free ports on the host end of a
 // private network namespace, and a real Chromium inside that namespace with a fake microphone.
 import type { Page } from "playwright-core";
-import { ephemeralPlan, type LocalSystem, startLocalSystem } from "../../scripts/lib/local-system.ts";
 import { type BrowserHandle, launchChromium } from "../support/chromium.ts";
-import { createNetns, type NetnsHandle } from "../support/netns.ts";
+import { type NamespacedSystem, startNamespacedSystem } from "../support/namespaced-system.ts";
 
-export interface E2E {
-  ns: NetnsHandle;
-  system: LocalSystem;
+export { callStatus } from "../support/namespaced-system.ts";
+
+export interface E2E extends NamespacedSystem {
   browser: BrowserHandle;
-  logs: string[];
-  close(): Promise<void>;
 }
 
 export async function startE2E(redis: boolean): Promise<E2E> {
-  const ns = createNetns();
-  const logs: string[] = [];
-  let system: LocalSystem | null = null;
+  const sys = await startNamespacedSystem({ redis, apiKey: "e2e-key" });
   try {
-    const plan = await ephemeralPlan(ns.hostIp);
-    system = await startLocalSystem({
-      plan,
-      redis,
-      apiKey: "e2e-key",
-      dashboard: false,
-      relayWorkers: 1,
-      echoDelayMs: 0,
-      log: () => {},
-      onChildLine: (name, line) => {
-        logs.push(`[${name}] ${line}`);
-        if (logs.length > 4000) logs.splice(0, 1000);
-      },
-    });
     const browser = await launchChromium(
       [
         "--use-fake-device-for-media-stream",
         "--use-fake-ui-for-media-stream",
         "--autoplay-policy=no-user-gesture-required",
-        `--unsafely-treat-insecure-origin-as-secure=${system.edgeUrl}`,
+        `--unsafely-treat-insecure-origin-as-secure=${sys.system.edgeUrl}`,
       ],
-      ns.chromiumWrapper,
+      sys.ns.chromiumWrapper,
     );
-    const s = system;
     return {
-      ns,
-      system: s,
+      ...sys,
       browser,
-      logs,
       async close() {
         await browser.close();
-        await s.stop();
-        ns.destroy();
+        await sys.close();
       },
     };
   } catch (e) {
-    await system?.stop();
-    ns.destroy();
-    (e as Error).message += `\n--- component logs ---\n${logs.slice(-60).join("\n")}`;
+    await sys.close();
     throw e;
   }
 }
@@ -111,16 +86,6 @@ export async function openDemo(e: E2E, cf?: Record<string, unknown>): Promise<Pa
   await page.goto(`${e.system.edgeUrl}/`);
   await page.fill("#key", e.system.apiKey);
   return page;
-}
-
-export async function callStatus(
-  e: E2E,
-  callId: string,
-): Promise<{ status: number; body: Record<string, unknown> }> {
-  const r = await fetch(`${e.system.edgeUrl}/v1/realtime/calls/${callId}`, {
-    headers: { authorization: `Bearer ${e.system.apiKey}` },
-  });
-  return { status: r.status, body: (await r.json().catch(() => ({}))) as Record<string, unknown> };
 }
 
 export async function popFlow(

@@ -3,14 +3,19 @@
 // (?autostart=1) and reports window.grDemo to the test's HTTP server, whose replies send the
 // data-channel ping and the hang-up.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  callStatus,
+  type NamespacedSystem,
+  startNamespacedSystem,
+  waitFor,
+} from "../support/namespaced-system.ts";
 import { launchFirefox, type Report, type ReportServer, startReportServer } from "./firefox.ts";
-import { callStatus, type Interop, startInterop, waitFor } from "./harness.ts";
 
 describe("Firefox ESR through the local system (demo page, memory only)", () => {
-  let i: Interop;
+  let i: NamespacedSystem;
   let rs: ReportServer;
   beforeAll(async () => {
-    i = await startInterop();
+    i = await startNamespacedSystem();
     rs = await startReportServer(i.ns.hostIp);
   }, 120_000);
   afterAll(async () => {

@@ -2,7 +2,12 @@
 // publishes to the edge's WHIP endpoint from inside a private network namespace, through the whole
 // local system: edge → cluster → transceiver; media POP → backbone → transceiver → echo agent.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { callStatus, type Interop, startInterop, waitFor } from "./harness.ts";
+import {
+  callStatus,
+  type NamespacedSystem,
+  startNamespacedSystem,
+  waitFor,
+} from "../support/namespaced-system.ts";
 import { OPUS_PIPELINE, prepareWhipEnv, runWhipClient, VP8_PIPELINE, type WhipEnv } from "./whip-client.ts";
 
 interface Status {
@@ -26,11 +31,11 @@ function sections(sdp: string): { kind: string; port: number; direction: string 
 }
 
 describe("simple-whip-client (GStreamer webrtcbin) through the local system", () => {
-  let i: Interop;
+  let i: NamespacedSystem;
   let w: WhipEnv;
   beforeAll(async () => {
     w = prepareWhipEnv();
-    i = await startInterop();
+    i = await startNamespacedSystem();
   }, 120_000);
   afterAll(async () => {
     await i?.close();

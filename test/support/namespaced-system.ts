@@ -1,10 +1,10 @@
-// Interop harness: the local system (as `npm start` runs it) on free ports on the host end of a
-// private network namespace; a foreign WebRTC client (GStreamer, Firefox, …) runs inside the
-// namespace with `ip netns exec`, so the only address it can gather is the namespace end.
+// The local system (as `npm start` runs it) on free ports on the host end of a private network
+// namespace; a WebRTC client (Chromium, GStreamer, Firefox, …) runs inside the namespace, so the
+// only address it can gather is the namespace end. Used by the e2e and interop tests.
 import { ephemeralPlan, type LocalSystem, startLocalSystem } from "../../scripts/lib/local-system.ts";
-import { createNetns, type NetnsHandle } from "../support/netns.ts";
+import { createNetns, type NetnsHandle } from "./netns.ts";
 
-export interface Interop {
+export interface NamespacedSystem {
   ns: NetnsHandle;
   system: LocalSystem;
   /** The last lines every component printed (for failure messages). */
@@ -12,7 +12,13 @@ export interface Interop {
   close(): Promise<void>;
 }
 
-export async function startInterop(o: { extraEnv?: Record<string, string> } = {}): Promise<Interop> {
+export interface NamespacedSystemOptions {
+  redis?: boolean;
+  apiKey?: string;
+  extraEnv?: Record<string, string>;
+}
+
+export async function startNamespacedSystem(o: NamespacedSystemOptions = {}): Promise<NamespacedSystem> {
   const ns = createNetns();
   const logs: string[] = [];
   let system: LocalSystem | null = null;
@@ -20,8 +26,8 @@ export async function startInterop(o: { extraEnv?: Record<string, string> } = {}
     const plan = await ephemeralPlan(ns.hostIp);
     system = await startLocalSystem({
       plan,
-      redis: false,
-      apiKey: "interop-key",
+      redis: o.redis ?? false,
+      apiKey: o.apiKey ?? "test-key",
       dashboard: false,
       relayWorkers: 1,
       echoDelayMs: 0,
@@ -56,7 +62,7 @@ export interface CallStatus {
 }
 
 /** GET /v1/realtime/calls/{id} through the edge. */
-export async function callStatus(i: Interop, callId: string): Promise<CallStatus> {
+export async function callStatus(i: { system: LocalSystem }, callId: string): Promise<CallStatus> {
   const r = await fetch(`${i.system.edgeUrl}/v1/realtime/calls/${callId}`, {
     headers: { authorization: `Bearer ${i.system.apiKey}` },
   });
