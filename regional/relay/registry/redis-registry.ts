@@ -4,35 +4,21 @@
 import type { Redis } from "ioredis";
 import { parseHeartbeat, transceiverKeyPattern } from "../../../shared/membership.ts";
 import type { RedisOpsCounter } from "../store/redis.ts";
-import type { TransceiverRegistry } from "./registry.ts";
+import { PublishedRegistry, type TransceiverRegistry } from "./registry.ts";
 
-export class RedisRegistry implements TransceiverRegistry {
+export class RedisRegistry extends PublishedRegistry implements TransceiverRegistry {
   readonly #redis: Redis;
   readonly #clusterId: number;
   readonly #ops: RedisOpsCounter | undefined;
   readonly #owned: boolean;
-  readonly #listeners: (() => void)[] = [];
-  #view = new Map<number, string>();
   #refreshing: Promise<void> | null = null;
 
   constructor(redis: Redis, clusterId: number, ops?: RedisOpsCounter, owned = true) {
+    super();
     this.#redis = redis;
     this.#clusterId = clusterId;
     this.#ops = ops;
     this.#owned = owned;
-  }
-
-  has(id: number): boolean {
-    return this.#view.has(id);
-  }
-  get(id: number): string | undefined {
-    return this.#view.get(id);
-  }
-  entries(): ReadonlyMap<number, string> {
-    return this.#view;
-  }
-  onChange(listener: () => void): void {
-    this.#listeners.push(listener);
   }
 
   /** One refresh at a time; rejects (view unchanged) when Redis fails. */
@@ -79,13 +65,11 @@ export class RedisRegistry implements TransceiverRegistry {
         if (hb !== null && hb.clusterId === this.#clusterId) next.set(hb.transceiverId, hb.backbone);
       }
     }
-    const changed = next.size !== this.#view.size || [...next].some(([id, a]) => this.#view.get(id) !== a);
-    this.#view = next;
-    if (changed) for (const l of this.#listeners) l();
+    this.publish(next);
   }
 
   async close(): Promise<void> {
-    this.#listeners.length = 0;
+    this.dropListeners();
     if (this.#owned) this.#redis.disconnect();
   }
 }

@@ -42,18 +42,46 @@ export function parseStaticRegistry(text: string, what: string): Map<number, str
   return out;
 }
 
+/** The view every registry serves from, and its change listeners: implementations `publish`. */
+export abstract class PublishedRegistry {
+  readonly #listeners: (() => void)[] = [];
+  #view = new Map<number, string>();
+
+  has(id: number): boolean {
+    return this.#view.has(id);
+  }
+  get(id: number): string | undefined {
+    return this.#view.get(id);
+  }
+  entries(): ReadonlyMap<number, string> {
+    return this.#view;
+  }
+  onChange(listener: () => void): void {
+    this.#listeners.push(listener);
+  }
+
+  /** Replaces the view; tells the listeners when an id or an address changed. */
+  protected publish(next: Map<number, string>): void {
+    const changed = next.size !== this.#view.size || [...next].some(([id, a]) => this.#view.get(id) !== a);
+    this.#view = next;
+    if (changed) for (const l of this.#listeners) l();
+  }
+
+  protected dropListeners(): void {
+    this.#listeners.length = 0;
+  }
+}
+
 /**
  * In-memory registry: fixed entries (static configuration) plus heartbeats that live
  * `HEARTBEAT_TTL_MS` (embedded deployments, tests). `clock` is wall time in ms.
  */
-export class MemoryRegistry implements TransceiverRegistry {
+export class MemoryRegistry extends PublishedRegistry implements TransceiverRegistry {
   readonly #fixed: Map<number, string>;
   readonly #beats = new Map<number, { backbone: string; expires: number }>();
   readonly #clusterId: number;
   readonly #ttlMs: number;
   readonly #clock: () => number;
-  readonly #listeners: (() => void)[] = [];
-  #view = new Map<number, string>();
 
   constructor(
     clusterId: number,
@@ -61,6 +89,7 @@ export class MemoryRegistry implements TransceiverRegistry {
     ttlMs = 6_000,
     clock: () => number = Date.now,
   ) {
+    super();
     this.#clusterId = clusterId;
     this.#fixed = fixed;
     this.#ttlMs = ttlMs;
@@ -77,19 +106,6 @@ export class MemoryRegistry implements TransceiverRegistry {
     this.#beats.delete(transceiverId);
   }
 
-  has(id: number): boolean {
-    return this.#view.has(id);
-  }
-  get(id: number): string | undefined {
-    return this.#view.get(id);
-  }
-  entries(): ReadonlyMap<number, string> {
-    return this.#view;
-  }
-  onChange(listener: () => void): void {
-    this.#listeners.push(listener);
-  }
-
   async refresh(): Promise<void> {
     this.#rebuild();
   }
@@ -101,12 +117,10 @@ export class MemoryRegistry implements TransceiverRegistry {
       if (b.expires <= now) this.#beats.delete(id);
       else next.set(id, b.backbone);
     }
-    const changed = next.size !== this.#view.size || [...next].some(([id, a]) => this.#view.get(id) !== a);
-    this.#view = next;
-    if (changed) for (const l of this.#listeners) l();
+    this.publish(next);
   }
 
   async close(): Promise<void> {
-    this.#listeners.length = 0;
+    this.dropListeners();
   }
 }
