@@ -134,8 +134,9 @@ export class Mux {
       ? `${formatClientIp(h.clientIp, true)}|${h.clientPort}`
       : readIpv4(h.clientIp) * 65536 + h.clientPort;
     const kind = classifyDatagram(payload, len);
+    let view: StunView | null = null;
     if (kind === DatagramKind.stun) {
-      const view = this.#view;
+      view = this.#view;
       if (readStun(payload, len, view) !== "ok") {
         this.#counters.drop("bad-stun");
         return;
@@ -144,22 +145,15 @@ export class Mux {
         this.#check(payload, view, key, h, relayHost, relayPort);
         return;
       }
-      const path = this.#paths.get(key);
-      if (path === undefined || path.session === undefined) {
-        this.#counters.drop("unknown-address");
-        return;
-      }
-      this.#touch(path, h, relayHost, relayPort);
-      path.session.onDatagram(payload, path, kind, view);
-      return;
     }
+    // Everything but a Binding request is routed by the client address a check bound earlier.
     const path = this.#paths.get(key);
     if (path === undefined || path.session === undefined) {
       this.#counters.drop("unknown-address");
       return;
     }
     this.#touch(path, h, relayHost, relayPort);
-    path.session.onDatagram(payload, path, kind, null);
+    path.session.onDatagram(payload, path, kind, view);
   }
 
   #touch(path: ClientPath, h: FrameHeader, relayHost: string, relayPort: number): void {
