@@ -196,23 +196,9 @@ export class RelayWorker {
         sock.on("message", (msg: Buffer) => this.#onUpstream(e, PeerKind.cluster, id, msg));
         this.#clusterSocks[id] = sock;
       }
-      const vip = parseHostPort(pop.vip) as { host: string; port: number };
-      this.#vip = await bindUdp({
-        host: cfg.bindHost ?? vip.host,
-        port: vip.port,
-        reusePort: true,
-        bufferBytes: buf,
-      });
-      this.#watch(this.#vip, "vip");
+      this.#vip = await this.#listen(pop.vip, "vip");
       this.#vip.on("message", (msg: Buffer, rinfo: dgram.RemoteInfo) => this.#onClient(e, msg, rinfo));
-      const bb = parseHostPort(pop.backbone) as { host: string; port: number };
-      this.#backbone = await bindUdp({
-        host: cfg.bindHost ?? bb.host,
-        port: bb.port,
-        reusePort: true,
-        bufferBytes: buf,
-      });
-      this.#watch(this.#backbone, "backbone");
+      this.#backbone = await this.#listen(pop.backbone, "backbone");
       this.#backbone.on("message", (msg: Buffer, rinfo: dgram.RemoteInfo) =>
         this.#onPopBackbone(e, msg, rinfo),
       );
@@ -221,20 +207,26 @@ export class RelayWorker {
     } else {
       const cluster = topo.clusters.find((c) => c.id === cfg.id)!;
       const e = this.engine as ClusterEngine;
-      const bb = parseHostPort(cluster.backbone) as { host: string; port: number };
-      this.#backbone = await bindUdp({
-        host: cfg.bindHost ?? bb.host,
-        port: bb.port,
-        reusePort: true,
-        bufferBytes: buf,
-      });
-      this.#watch(this.#backbone, "backbone");
+      this.#backbone = await this.#listen(cluster.backbone, "backbone");
       this.#backbone.on("message", (msg: Buffer, rinfo: dgram.RemoteInfo) =>
         this.#onClusterBackbone(e, msg, rinfo),
       );
       this.addresses.backbone = formatAddress(this.#backbone);
     }
     this.#timers.push(setInterval(() => this.#tick(), cfg.timers.tickMs));
+  }
+
+  /** Binds a topology address's port (on RELAY_BIND_HOST when set), shared by the workers. */
+  async #listen(address: string, what: string): Promise<dgram.Socket> {
+    const hp = parseHostPort(address) as { host: string; port: number };
+    const sock = await bindUdp({
+      host: this.cfg.bindHost ?? hp.host,
+      port: hp.port,
+      reusePort: true,
+      bufferBytes: this.cfg.socketBufferBytes,
+    });
+    this.#watch(sock, what);
+    return sock;
   }
 
   #watch(sock: dgram.Socket, what: string): void {
