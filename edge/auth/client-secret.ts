@@ -6,6 +6,8 @@
 // Claims: { v: 1, k: key id, sub: minting API key id, jti, iat, exp (unix seconds), session? }.
 // `session` binds the secret to a session configuration the browser cannot change. The key comes
 // from CLIENT_SECRET_KEY ("id:base64,..." keyring, first entry mints; or one bare base64 secret).
+
+import { importHmacKeys } from "../../shared/hint/webcrypto.ts";
 import { parseKeyring } from "../../shared/keys.ts";
 import { fromBase64Url, randomToken, toBase64Url, utf8 } from "../bytes.ts";
 
@@ -44,19 +46,7 @@ export async function importClientSecretKeys(
   const ring = text.includes(":")
     ? parseKeyring(text, what, 255)
     : parseKeyring(`0:${text.trim()}`, what, 255);
-  const keys = new Map<number, CryptoKey>();
-  for (const k of ring.keys) {
-    keys.set(
-      k.id,
-      await crypto.subtle.importKey(
-        "raw",
-        k.secret as BufferSource,
-        { name: "HMAC", hash: "SHA-256" },
-        false,
-        ["sign", "verify"],
-      ),
-    );
-  }
+  const keys = await importHmacKeys(ring.keys, ["sign", "verify"]);
   return { activeId: ring.active.id, keys };
 }
 

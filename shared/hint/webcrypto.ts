@@ -14,7 +14,11 @@ import {
   readHintFields,
 } from "./layout.ts";
 
-export async function importHmacKeys(keys: readonly SecretKey[]): Promise<Map<number, CryptoKey>> {
+/** HMAC-SHA256 CryptoKeys by key id (sign only, unless `usages` says more). */
+export async function importHmacKeys(
+  keys: readonly SecretKey[],
+  usages: KeyUsage[] = ["sign"],
+): Promise<Map<number, CryptoKey>> {
   const out = new Map<number, CryptoKey>();
   for (const k of keys) {
     out.set(
@@ -24,7 +28,7 @@ export async function importHmacKeys(keys: readonly SecretKey[]): Promise<Map<nu
         k.secret as BufferSource,
         { name: "HMAC", hash: "SHA-256" },
         false,
-        ["sign"],
+        usages,
       ),
     );
   }
