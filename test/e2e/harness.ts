@@ -47,6 +47,8 @@ export interface DemoState {
   audioEnergy: number;
   events: string[];
   error: string | null;
+  /** The oai-events channel: null before the call, then "connecting" and "open". */
+  dataChannel: string | null;
 }
 
 export const demoState = (page: Page): Promise<DemoState> =>

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { which } from "../../scripts/lib/system-deps.ts";
+import type { DemoState } from "../e2e/harness.ts";
 
 export function firefoxPrefs(secureHost: string): Record<string, string | number | boolean> {
   return {
@@ -153,18 +154,8 @@ function killGroup(child: ChildProcess, sig: NodeJS.Signals): void {
   } catch {}
 }
 
-export interface Report {
-  state: string;
-  callId: string | null;
-  cluster: string | null;
-  pop: string | null;
-  rtt: number | null;
-  packetsSent: number;
-  packetsReceived: number;
-  audioEnergy: number;
-  events: string[];
-  error: string | null;
-  dataChannel: string | null;
+/** The demo page's state (as the e2e tests read it from Chromium), posted by Firefox. */
+export interface Report extends DemoState {
   userAgent: string;
 }
 

@@ -10,7 +10,7 @@ import { startTransceiver, type Transceiver } from "../../../regional/transceive
 export type { SessionStatus } from "../../../regional/transceiver/session.ts";
 
 import type { Keyring } from "../../../shared/keys.ts";
-import { signedCaller } from "../../support/signed-call.ts";
+import { type SignedCaller, signedCaller } from "../../support/signed-call.ts";
 import { type ClientOptions, createTestClient, type TestClient } from "./client.ts";
 import { type LoopbackRelay, startLoopbackRelay } from "./loopback-relay.ts";
 
@@ -19,18 +19,11 @@ export function randomKeyring(id = 1): Keyring {
   return { active: k, keys: [k] };
 }
 
-export interface Harness {
+export interface Harness extends SignedCaller {
   t: Transceiver;
   relay: LoopbackRelay;
   agent: EchoAgent;
   secret: Uint8Array;
-  call(
-    method: string,
-    path: string,
-    body?: string | object,
-    headers?: Record<string, string>,
-  ): Promise<Response>;
-  signedHeaders(method: string, path: string, body?: Uint8Array): Promise<Record<string, string>>;
   /** Creates a session for a new client and connects it. */
   connectClient(
     o?: ClientOptions & { session?: object; continent?: string },
