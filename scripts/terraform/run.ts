@@ -110,7 +110,7 @@ export function streamDiagnostics(stdout: string): Diagnostic[] {
 /**
  * One line an operator can act on. A failed validation is its error_message alone (the range
  * points at a module call, not at the operator's file); anything else keeps its summary and, when
- * it points into a file, where.
+ * it points into a tfvars file, where.
  */
 export function describeDiagnostic(d: Diagnostic): string {
   const detail = (d.detail ?? "")
@@ -118,6 +118,7 @@ export function describeDiagnostic(d: Diagnostic): string {
     .replace(/\s*\n\s*/g, " ")
     .trim();
   if (d.summary === "Invalid value for variable" && detail) return detail;
-  const where = d.range ? `${d.range.filename}:${d.range.start.line}: ` : "";
+  const inTfvars = d.range !== undefined && /\.tfvars(\.json)?$/.test(d.range.filename);
+  const where = inTfvars ? `${d.range!.filename}:${d.range!.start.line}: ` : "";
   return `${where}${d.summary}${detail ? `: ${detail}` : ""}`;
 }

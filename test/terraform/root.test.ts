@@ -5,8 +5,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { describeDiagnostic } from "../../scripts/terraform/run.ts";
 import { renderTopologyJson, TERRAFORM_DIR } from "../../scripts/terraform/render-topology.ts";
+import { describeDiagnostic } from "../../scripts/terraform/run.ts";
 import { type PlanResult, StubRoot, TEST_SECRETS } from "./stub-root.ts";
 
 const EXAMPLE = join(TERRAFORM_DIR, "examples", "global.tfvars");
@@ -96,12 +96,16 @@ images = { relay = "ghcr.io/example/relay:latest", transceiver = "ghcr.io/exampl
 
   it("a bad secret is refused without its value appearing anywhere in Terraform's output", async () => {
     const secret = Buffer.alloc(40, 9).toString("base64");
-    const r = await root.plan([EXAMPLE], {}, {
-      TF_VAR_hint_keys: `16:${secret}`,
-      TF_VAR_call_id_keys: secret,
-      TF_VAR_cluster_secret: "c2hvcnQ=",
-      TF_VAR_edge_secrets: '{ TOPOLOGY = "x" }',
-    });
+    const r = await root.plan(
+      [EXAMPLE],
+      {},
+      {
+        TF_VAR_hint_keys: `16:${secret}`,
+        TF_VAR_call_id_keys: secret,
+        TF_VAR_cluster_secret: "c2hvcnQ=",
+        TF_VAR_edge_secrets: '{ TOPOLOGY = "x" }',
+      },
+    );
     expect(messages(r)).toEqual(
       [
         'hint_keys must be "id:base64,id:base64" with ids 0-15 and secrets of at least 32 bytes (44 base64 characters).',
