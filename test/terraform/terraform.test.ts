@@ -4,6 +4,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ensureSystemDeps, TEST_DEPS } from "../../scripts/lib/system-deps.ts";
 import { TERRAFORM_DIR, TerraformSandbox, terraformPath } from "../../scripts/terraform/run.ts";
 
 const OFFLINE = ["modules/topology", "modules/settings", "preview"];
@@ -26,6 +27,15 @@ function runBlocks(moduleDir: string): number {
 describe("the terraform binary", () => {
   it("is installed (scripts/lib/system-deps.ts says how otherwise)", () => {
     expect(terraformPath()).toMatch(/terraform$/);
+  });
+
+  it("is a required test dependency: without it `npm test` stops and says how to install it", () => {
+    const dep = TEST_DEPS.find((d) => d.bin === "terraform");
+    expect(dep?.manual).toContain("https://developer.hashicorp.com/terraform/install");
+    const absent = { ...dep!, bin: `terraform-absent-${process.pid}` };
+    expect(() => ensureSystemDeps([absent], () => {})).toThrow(
+      /not Debian packages here:\n {2}- terraform: .*\n {4}install Terraform >= 1\.9 from https:\/\/developer\.hashicorp\.com/,
+    );
   });
 
   it("is 1.9 or newer (validations that refer to other variables)", async () => {
