@@ -255,72 +255,6 @@ run "images_unpinned" {
   expect_failures = [var.images]
 }
 
-# hint_keys ids are 0-15.
-run "hint_keys_id" {
-  command = plan
-
-  variables {
-    hint_keys = "16:MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE="
-  }
-
-  expect_failures = [var.hint_keys]
-}
-
-# hint_keys secrets are at least 32 bytes.
-run "hint_keys_short" {
-  command = plan
-
-  variables {
-    hint_keys = "1:c2hvcnQ="
-  }
-
-  expect_failures = [var.hint_keys]
-}
-
-# call_id_keys is id:base64[,id:base64].
-run "call_id_keys_format" {
-  command = plan
-
-  variables {
-    call_id_keys = "MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE="
-  }
-
-  expect_failures = [var.call_id_keys]
-}
-
-# cluster_secret is at least 32 bytes.
-run "cluster_secret_short" {
-  command = plan
-
-  variables {
-    cluster_secret = "c2hvcnQ="
-  }
-
-  expect_failures = [var.cluster_secret]
-}
-
-# edge_secrets may not reuse a binding the edge module sets.
-run "edge_secrets_reserved" {
-  command = plan
-
-  variables {
-    edge_secrets = { TOPOLOGY = "x" }
-  }
-
-  expect_failures = [var.edge_secrets]
-}
-
-# edge_secrets names are upper-case.
-run "edge_secrets_name" {
-  command = plan
-
-  variables {
-    edge_secrets = { api_key_hashes = "x" }
-  }
-
-  expect_failures = [var.edge_secrets]
-}
-
 # as_written equal to the inputs passes.
 run "as_written_matches" {
   command = plan
@@ -358,4 +292,3 @@ run "as_written_misspelt_nested" {
 
   expect_failures = [var.as_written]
 }
-
