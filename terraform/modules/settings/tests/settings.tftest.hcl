@@ -1,5 +1,5 @@
-# Every validation of this module (variables.tf, in order): one run each that breaks only that
-# rule, plus the defaults and edge values that must pass. test/terraform checks the messages.
+# Every validation of this module but the secrets' (secrets.tftest.hcl), in variables.tf order: one
+# run each that breaks only that rule, plus the defaults and edge values that must pass.
 
 variables {
   cluster_names = ["fra1", "iad1"]
