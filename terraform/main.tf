@@ -3,19 +3,54 @@
 #   cluster stack (deploy_cluster = "<key>"): that cluster's Kubernetes resources.
 # Both read the same tfvars and so render the same topology.
 
+# The inputs, typed, defaulted and validated (variables.tf says why here and not there). Everything
+# below reads module.topology and module.settings, never var.* directly.
+module "topology" {
+  source = "./modules/topology"
+
+  global_vip      = var.global_vip
+  default_cluster = var.default_cluster
+  clusters        = var.clusters
+  pops            = var.pops
+  as_written      = { clusters = var.clusters, pops = var.pops }
+}
+
+module "settings" {
+  source = "./modules/settings"
+
+  name_prefix     = var.name_prefix
+  cluster_names   = keys(module.topology.clusters)
+  deploy_cluster  = var.deploy_cluster
+  kubeconfig_path = var.kubeconfig_path
+  anycast         = var.anycast
+  edge            = var.edge
+  images          = var.images
+  hint_keys       = var.hint_keys
+  call_id_keys    = var.call_id_keys
+  cluster_secret  = var.cluster_secret
+  edge_secrets    = var.edge_secrets
+  as_written      = { anycast = var.anycast, edge = var.edge, images = var.images }
+}
+
 locals {
-  global_stack = var.deploy_cluster == null
+  deploy_cluster = module.settings.deploy_cluster
+  global_stack   = local.deploy_cluster == null
+  clusters       = module.topology.clusters
+  pops           = module.topology.pops
+  edge           = module.settings.edge
+  images         = module.settings.images
+  global_vip     = module.topology.topology.globalVip
 
   # Each stack has its own workspace (state). Applying the cluster stack in the global state would
   # plan to destroy the edge and every POP; the guard below refuses that plan.
-  expected_workspace = var.deploy_cluster == null ? "global" : "cluster-${var.deploy_cluster}"
+  expected_workspace = local.deploy_cluster == null ? "global" : "cluster-${local.deploy_cluster}"
 
-  vip_host = trim(replace(var.global_vip, "/:[0-9]+$/", ""), "[]")
-  vip_port = tonumber(regex("[0-9]+$", var.global_vip))
+  vip_host = trim(replace(local.global_vip, "/:[0-9]+$/", ""), "[]")
+  vip_port = tonumber(regex("[0-9]+$", local.global_vip))
 
   # Known backbone peers: POPs accept frames only from cluster networks, clusters only from POPs.
-  pop_backbone_cidrs     = distinct(flatten([for p in values(var.pops) : p.backbone_cidrs]))
-  cluster_backbone_cidrs = distinct(flatten([for c in values(var.clusters) : c.backbone_cidrs]))
+  pop_backbone_cidrs     = distinct(flatten([for p in values(local.pops) : p.backbone_cidrs]))
+  cluster_backbone_cidrs = distinct(flatten([for c in values(local.clusters) : c.backbone_cidrs]))
 }
 
 resource "terraform_data" "stack_guard" {
@@ -23,7 +58,7 @@ resource "terraform_data" "stack_guard" {
   lifecycle {
     precondition {
       condition     = terraform.workspace == local.expected_workspace
-      error_message = "This run applies the ${local.global_stack ? "global stack" : "cluster stack of ${var.deploy_cluster}"}, whose state is workspace \"${local.expected_workspace}\", but the selected workspace is \"${terraform.workspace}\": run `terraform workspace select ${local.expected_workspace}` (or fix deploy_cluster)."
+      error_message = "This run applies the ${local.global_stack ? "global stack" : "cluster stack of ${local.deploy_cluster}"}, whose state is workspace \"${local.expected_workspace}\", but the selected workspace is \"${terraform.workspace}\": run `terraform workspace select ${local.expected_workspace}` (or fix deploy_cluster)."
     }
   }
 }
@@ -32,44 +67,44 @@ module "edge" {
   source = "./modules/edge"
   count  = local.global_stack ? 1 : 0
 
-  account_id          = var.edge.account_id
-  zone_id             = var.edge.zone_id
-  worker_name         = var.edge.worker_name
-  script_path         = "${path.root}/${var.edge.script_path}"
-  compatibility_date  = var.edge.compatibility_date
-  compatibility_flags = var.edge.compatibility_flags
-  routes              = var.edge.routes
-  custom_domain       = var.edge.custom_domain
-  rate_limit          = var.edge.rate_limit
-  analytics_dataset   = var.edge.analytics_dataset
-  topology_json       = local.topology_json
-  cluster_secret      = var.cluster_secret
-  call_id_keys        = var.call_id_keys
-  extra_secrets       = var.edge_secrets
+  account_id          = local.edge.account_id
+  zone_id             = local.edge.zone_id
+  worker_name         = local.edge.worker_name
+  script_path         = "${path.root}/${local.edge.script_path}"
+  compatibility_date  = local.edge.compatibility_date
+  compatibility_flags = local.edge.compatibility_flags
+  routes              = local.edge.routes
+  custom_domain       = local.edge.custom_domain
+  rate_limit          = local.edge.rate_limit
+  analytics_dataset   = local.edge.analytics_dataset
+  topology_json       = module.topology.topology_json
+  cluster_secret      = module.settings.cluster_secret
+  call_id_keys        = module.settings.call_id_keys
+  extra_secrets       = module.settings.edge_secrets
 }
 
 module "anycast" {
   source = "./modules/anycast"
   count  = local.global_stack ? 1 : 0
 
-  name            = "${var.name_prefix}-global-relay"
+  name            = "${module.settings.name_prefix}-global-relay"
   vip_host        = local.vip_host
   vip_port        = local.vip_port
-  byoip           = var.anycast.byoip
-  client_affinity = var.anycast.client_affinity
+  byoip           = module.settings.anycast.byoip
+  client_affinity = module.settings.anycast.client_affinity
 }
 
 module "pop" {
   source   = "./modules/pop"
-  for_each = local.global_stack ? var.pops : {}
+  for_each = local.global_stack ? local.pops : {}
 
-  name_prefix        = var.name_prefix
+  name_prefix        = module.settings.name_prefix
   pop_name           = each.key
   pop_id             = each.value.id
   region             = each.value.region
   listener_arn       = module.anycast[0].listener_arn
   global_vip_port    = local.vip_port
-  vip_port           = tonumber(regex("[0-9]+$", coalesce(each.value.vip, var.global_vip)))
+  vip_port           = tonumber(regex("[0-9]+$", coalesce(each.value.vip, local.global_vip)))
   backbone           = each.value.backbone
   peer_cidrs         = local.cluster_backbone_cidrs
   vpc_id             = each.value.aws.vpc_id
@@ -80,14 +115,14 @@ module "pop" {
   max_size           = each.value.aws.max_size
   traffic_dial       = each.value.aws.traffic_dial
   redis_url          = each.value.aws.redis_url
-  relay_image        = var.images.relay
-  topology_json      = local.topology_json
-  hint_keys          = var.hint_keys
+  relay_image        = local.images.relay
+  topology_json      = module.topology.topology_json
+  hint_keys          = module.settings.hint_keys
 }
 
 module "cluster" {
   source   = "./modules/cluster"
-  for_each = { for k, c in var.clusters : k => c if k == var.deploy_cluster }
+  for_each = { for k, c in local.clusters : k => c if k == local.deploy_cluster }
 
   cluster_name        = each.key
   cluster_id          = each.value.id
@@ -104,11 +139,11 @@ module "cluster" {
   gateway_replicas    = each.value.kubernetes.gateway_replicas
   service_annotations = each.value.kubernetes.service_annotations
   drain_seconds       = each.value.kubernetes.drain_seconds
-  relay_image         = var.images.relay
-  transceiver_image   = var.images.transceiver
-  redis_image         = var.images.redis
-  topology_json       = local.topology_json
-  hint_keys           = var.hint_keys
-  call_id_keys        = var.call_id_keys
-  cluster_secret      = var.cluster_secret
+  relay_image         = local.images.relay
+  transceiver_image   = local.images.transceiver
+  redis_image         = local.images.redis
+  topology_json       = module.topology.topology_json
+  hint_keys           = module.settings.hint_keys
+  call_id_keys        = module.settings.call_id_keys
+  cluster_secret      = module.settings.cluster_secret
 }

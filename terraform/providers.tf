@@ -8,7 +8,7 @@ provider "aws" {
   region = "us-west-2"
   default_tags {
     tags = {
-      "global-relay:stack" = var.name_prefix
+      "global-relay:stack" = module.settings.name_prefix
       "managed-by"         = "terraform"
     }
   }
@@ -19,6 +19,6 @@ provider "cloudflare" {}
 provider "kubernetes" {
   # Only the cluster stack (deploy_cluster set) talks to Kubernetes; the global stack leaves the
   # provider unconfigured and creates nothing through it.
-  config_path    = var.deploy_cluster == null ? null : pathexpand(var.kubeconfig_path)
-  config_context = try(var.clusters[var.deploy_cluster].kubernetes.context, null)
+  config_path    = local.deploy_cluster == null ? null : pathexpand(module.settings.kubeconfig_path)
+  config_context = try(local.clusters[local.deploy_cluster].kubernetes.context, null)
 }

@@ -1,362 +1,91 @@
-# Inputs of the Global Relay deployment. The topology every component reads (terraform/outputs.tf)
-# is a pure function of `global_vip`, `default_cluster`, `clusters` and `pops`:
-# scripts/terraform/render-topology.ts computes the same JSON from a tfvars file, and mirrors every
-# validation below with the same message (test/terraform checks that they match).
+# Inputs of the Global Relay deployment. Every one is typed, defaulted and validated in a module
+# that needs no provider, so `terraform test` checks the validations offline and there is one
+# definition of each:
+#   modules/topology  global_vip, default_cluster, clusters, pops (and renders the topology);
+#   modules/settings  name_prefix, deploy_cluster, kubeconfig_path, anycast, edge, images, secrets.
+# The variables here only pass values through (objects as `any`, so the module's type is the only
+# one), and main.tf reads every input back from those modules' outputs. Descriptions, types,
+# defaults and the validation messages are in the modules' variables.tf.
 #
-# Addresses are inputs, not results: the operator allocates the anycast VIP (BYOIP) and the
-# backbone addresses first, so the topology is known before `terraform apply` and reviewable in the
-# plan. Secrets come only from the environment (TF_VAR_hint_keys, ...), never from a tfvars file.
-
-variable "name_prefix" {
-  description = "Prefix of every cloud resource name (lower-case letters, digits, '-'; 2-20 characters, starting with a letter)."
-  type        = string
-  default     = "gr"
-  validation {
-    condition     = can(regex("^[a-z][a-z0-9-]{1,19}$", var.name_prefix))
-    error_message = "name_prefix must be lower-case letters, digits and '-', 2-20 characters, starting with a letter; got ${var.name_prefix}."
-  }
-}
+# Secrets come only from the environment (TF_VAR_hint_keys, ...) or a secret store, never from a
+# tfvars file.
 
 variable "global_vip" {
-  description = "The Global Relay VIP, \"ip:port\": the anycast address every SDP answer advertises (the Global Accelerator BYOIP address, UDP 3478 by convention)."
+  description = "The Global Relay VIP, \"ip:port\" (modules/topology/variables.tf)."
   type        = string
-  validation {
-    condition     = can(regex("^(\\[[0-9A-Fa-f:.]+\\]|[0-9.]+):[0-9]{1,5}$", var.global_vip)) && can(cidrhost("${trim(replace(var.global_vip, "/:[0-9]+$/", ""), "[]")}/${strcontains(var.global_vip, "[") ? 128 : 32}", 0)) && try(tonumber(regex("[0-9]+$", var.global_vip)) >= 1 && tonumber(regex("[0-9]+$", var.global_vip)) <= 65535, false)
-    error_message = "global_vip must be \"ip:port\" or \"[ipv6]:port\" with a literal IP and a port from 1 to 65535; got ${var.global_vip}."
-  }
 }
 
 variable "default_cluster" {
-  description = "Key of the cluster the edge steers to when it knows nothing about the client (topology defaultClusterId)."
+  description = "Key of the cluster the edge steers to when it knows nothing about the client (modules/topology/variables.tf)."
   type        = string
-  validation {
-    condition     = contains(keys(var.clusters), var.default_cluster)
-    error_message = "default_cluster must be a key of clusters; got ${var.default_cluster}."
-  }
-}
-
-variable "deploy_cluster" {
-  description = "Which stack this run applies: null for the global stack (edge worker, anycast, every POP), or a key of clusters to apply that cluster's Kubernetes resources (one state per cluster, see docs/operations/deploy.md)."
-  type        = string
-  default     = null
-  validation {
-    condition     = var.deploy_cluster == null || contains(keys(var.clusters), coalesce(var.deploy_cluster, "-"))
-    error_message = "deploy_cluster must be null (the global stack) or a key of clusters; got ${coalesce(var.deploy_cluster, "null")}."
-  }
-}
-
-variable "kubeconfig_path" {
-  description = "Kubeconfig used by the cluster stack; the context comes from clusters[deploy_cluster].kubernetes.context."
-  type        = string
-  default     = "~/.kube/config"
-  validation {
-    condition     = length(trimspace(var.kubeconfig_path)) > 0
-    error_message = "kubeconfig_path must be a non-empty path."
-  }
 }
 
 variable "clusters" {
-  description = <<-EOT
-    Regional clusters, keyed by cluster name (the topology `name`). One entry = one cluster: an
-    existing Kubernetes cluster that runs transceivers, the cluster relay and Redis.
-      id             1-65535, carried in every routing hint and call id: never reuse a retired id
-      region         free-form region label (lower-case), e.g. "eu-central"
-      continent      AF, AN, AS, EU, NA, OC or SA (steering falls back to it)
-      countries      ISO 3166 alpha-2 codes this cluster prefers when the client has no coordinates
-      latitude/longitude  where the cluster is (steering measures distance from the client)
-      capacity       sessions the cluster holds (steering weighs load against it)
-      signalling_url internal signalling API the edge calls (https in production)
-      backbone       the cluster relay's public backbone listener, "ip:port" (its LoadBalancer IP)
-      backbone_cidrs networks the cluster's relay and transceivers send backbone frames from
-      vip            optional second ICE candidate advertised at lower priority, "ip:port"
-      backend_url    WebSocket URL of the voice backend (model / agent) each session connects to
-      kubernetes     context, namespace, transceiver pod range, sessions per pod, relay replicas,
-                     annotations for the backbone Service, drain time on SIGTERM
-  EOT
-  type = map(object({
-    id             = number
-    region         = string
-    continent      = string
-    countries      = optional(list(string), [])
-    latitude       = number
-    longitude      = number
-    capacity       = number
-    signalling_url = string
-    backbone       = string
-    backbone_cidrs = list(string)
-    vip            = optional(string)
-    backend_url    = string
-    kubernetes = object({
-      context             = string
-      namespace           = optional(string, "global-relay")
-      transceivers_min    = optional(number, 2)
-      transceivers_max    = optional(number, 16)
-      sessions_per_pod    = optional(number, 200)
-      relay_replicas      = optional(number, 2)
-      gateway_replicas    = optional(number, 2)
-      service_annotations = optional(map(string), {})
-      drain_seconds       = optional(number, 300)
-    })
-  }))
-
-  validation {
-    condition     = length(var.clusters) > 0
-    error_message = "At least one cluster is required in clusters."
-  }
-  validation {
-    condition     = length([for k, c in var.clusters : k if !can(regex("^[a-z0-9][a-z0-9-]{0,62}$", k))]) == 0
-    error_message = "Cluster keys (the cluster name) must be lower-case letters, digits and '-', 1-63 characters, starting with a letter or digit; not valid: ${join(", ", [for k, c in var.clusters : "clusters.${k}" if !can(regex("^[a-z0-9][a-z0-9-]{0,62}$", k))])}."
-  }
-  validation {
-    condition     = length([for k, c in var.clusters : k if !(c.id == floor(c.id) && c.id >= 1 && c.id <= 65535)]) == 0
-    error_message = "Cluster ids must be whole numbers from 1 to 65535; not valid: ${join(", ", [for k, c in var.clusters : "clusters.${k}.id = ${c.id}" if !(c.id == floor(c.id) && c.id >= 1 && c.id <= 65535)])}."
-  }
-  validation {
-    condition     = length(distinct([for c in values(var.clusters) : c.id])) == length(var.clusters)
-    error_message = "Cluster ids must be unique (the id is carried in every hint and call id); repeated: ${join(", ", [for id, ks in { for k, c in var.clusters : tostring(c.id) => k... } : "id ${id} in clusters.${join(" and clusters.", ks)}" if length(ks) > 1])}."
-  }
-  validation {
-    condition     = length([for k, c in var.clusters : k if !can(regex("^[a-z0-9][a-z0-9-]{0,62}$", c.region))]) == 0
-    error_message = "Cluster regions must be lower-case letters, digits and '-', 1-63 characters; not valid: ${join(", ", [for k, c in var.clusters : "clusters.${k}.region = ${c.region}" if !can(regex("^[a-z0-9][a-z0-9-]{0,62}$", c.region))])}."
-  }
-  validation {
-    condition     = length([for k, c in var.clusters : k if !contains(["AF", "AN", "AS", "EU", "NA", "OC", "SA"], c.continent)]) == 0
-    error_message = "Cluster continents must be one of AF, AN, AS, EU, NA, OC, SA; not valid: ${join(", ", [for k, c in var.clusters : "clusters.${k}.continent = ${c.continent}" if !contains(["AF", "AN", "AS", "EU", "NA", "OC", "SA"], c.continent)])}."
-  }
-  validation {
-    condition     = length(flatten([for k, c in var.clusters : [for x in c.countries : x if !can(regex("^[A-Z]{2}$", x))]])) == 0
-    error_message = "Cluster countries must be ISO 3166 alpha-2 codes in capitals such as \"DE\"; not valid: ${join(", ", flatten([for k, c in var.clusters : [for x in c.countries : "clusters.${k}.countries ${x}" if !can(regex("^[A-Z]{2}$", x))]]))}."
-  }
-  validation {
-    condition     = length([for k, c in var.clusters : k if !(c.latitude >= -90 && c.latitude <= 90 && c.longitude >= -180 && c.longitude <= 180)]) == 0
-    error_message = "Cluster latitude must be between -90 and 90 and longitude between -180 and 180; not valid: ${join(", ", [for k, c in var.clusters : "clusters.${k} (latitude ${c.latitude}, longitude ${c.longitude})" if !(c.latitude >= -90 && c.latitude <= 90 && c.longitude >= -180 && c.longitude <= 180)])}."
-  }
-  validation {
-    condition     = length([for k, c in var.clusters : k if !(c.capacity == floor(c.capacity) && c.capacity >= 1 && c.capacity <= 10000000 && c.capacity <= c.kubernetes.transceivers_max * c.kubernetes.sessions_per_pod)]) == 0
-    error_message = "Cluster capacity must be a whole number of sessions from 1 to 10000000, and at most kubernetes.transceivers_max times kubernetes.sessions_per_pod; not valid: ${join(", ", [for k, c in var.clusters : "clusters.${k}.capacity = ${c.capacity}" if !(c.capacity == floor(c.capacity) && c.capacity >= 1 && c.capacity <= 10000000 && c.capacity <= c.kubernetes.transceivers_max * c.kubernetes.sessions_per_pod)])}."
-  }
-  validation {
-    condition     = length([for k, c in var.clusters : k if !can(regex("^https?://[^\\s/]+(/\\S*)?$", c.signalling_url))]) == 0
-    error_message = "Cluster signalling_url must be an http(s) URL such as \"https://fra1.signal.example.net\"; not valid: ${join(", ", [for k, c in var.clusters : "clusters.${k}.signalling_url = ${c.signalling_url}" if !can(regex("^https?://[^\\s/]+(/\\S*)?$", c.signalling_url))])}."
-  }
-  validation {
-    condition     = length([for k, c in var.clusters : k if !can(regex("^wss?://[^\\s/]+(/\\S*)?$", c.backend_url))]) == 0
-    error_message = "Cluster backend_url must be a ws:// or wss:// URL of the voice backend; not valid: ${join(", ", [for k, c in var.clusters : "clusters.${k}.backend_url = ${c.backend_url}" if !can(regex("^wss?://[^\\s/]+(/\\S*)?$", c.backend_url))])}."
-  }
-  validation {
-    condition     = length(concat([for k, c in var.clusters : k if !(can(regex("^(\\[[0-9A-Fa-f:.]+\\]|[0-9.]+):[0-9]{1,5}$", c.backbone)) && can(cidrhost("${trim(replace(c.backbone, "/:[0-9]+$/", ""), "[]")}/${strcontains(c.backbone, "[") ? 128 : 32}", 0)) && try(tonumber(regex("[0-9]+$", c.backbone)) >= 1 && tonumber(regex("[0-9]+$", c.backbone)) <= 65535, false))], [for k, c in var.clusters : k if c.vip != null && !(can(regex("^(\\[[0-9A-Fa-f:.]+\\]|[0-9.]+):[0-9]{1,5}$", c.vip)) && can(cidrhost("${trim(replace(c.vip, "/:[0-9]+$/", ""), "[]")}/${strcontains(c.vip, "[") ? 128 : 32}", 0)) && try(tonumber(regex("[0-9]+$", c.vip)) >= 1 && tonumber(regex("[0-9]+$", c.vip)) <= 65535, false))])) == 0
-    error_message = "Cluster backbone and vip must be \"ip:port\" or \"[ipv6]:port\" with a literal IP and a port from 1 to 65535; not valid: ${join(", ", concat([for k, c in var.clusters : "clusters.${k}.backbone = ${c.backbone}" if !(can(regex("^(\\[[0-9A-Fa-f:.]+\\]|[0-9.]+):[0-9]{1,5}$", c.backbone)) && can(cidrhost("${trim(replace(c.backbone, "/:[0-9]+$/", ""), "[]")}/${strcontains(c.backbone, "[") ? 128 : 32}", 0)) && try(tonumber(regex("[0-9]+$", c.backbone)) >= 1 && tonumber(regex("[0-9]+$", c.backbone)) <= 65535, false))], [for k, c in var.clusters : "clusters.${k}.vip = ${c.vip}" if c.vip != null && !(can(regex("^(\\[[0-9A-Fa-f:.]+\\]|[0-9.]+):[0-9]{1,5}$", c.vip)) && can(cidrhost("${trim(replace(c.vip, "/:[0-9]+$/", ""), "[]")}/${strcontains(c.vip, "[") ? 128 : 32}", 0)) && try(tonumber(regex("[0-9]+$", c.vip)) >= 1 && tonumber(regex("[0-9]+$", c.vip)) <= 65535, false))]))}."
-  }
-  validation {
-    condition     = length(flatten([for k, c in var.clusters : concat(length(c.backbone_cidrs) == 0 ? [k] : [], [for x in c.backbone_cidrs : x if !can(cidrhost(x, 0)) || endswith(x, "/0")])])) == 0
-    error_message = "Cluster backbone_cidrs must be a non-empty list of CIDRs narrower than /0, such as \"203.0.113.0/24\" or \"2001:db8::/48\"; not valid: ${join(", ", flatten([for k, c in var.clusters : concat(length(c.backbone_cidrs) == 0 ? ["clusters.${k}.backbone_cidrs (empty)"] : [], [for x in c.backbone_cidrs : "clusters.${k}.backbone_cidrs ${x}" if !can(cidrhost(x, 0)) || endswith(x, "/0")])]))}."
-  }
-  validation {
-    condition     = length([for k, c in var.clusters : k if !(length(trimspace(c.kubernetes.context)) > 0 && can(regex("^[a-z0-9][a-z0-9-]{0,62}$", c.kubernetes.namespace)) && c.kubernetes.transceivers_min >= 1 && c.kubernetes.transceivers_min <= c.kubernetes.transceivers_max && c.kubernetes.transceivers_max <= 65535 && c.kubernetes.sessions_per_pod >= 1 && c.kubernetes.relay_replicas >= 1 && c.kubernetes.gateway_replicas >= 1 && c.kubernetes.drain_seconds >= 0 && c.kubernetes.drain_seconds <= 3600)]) == 0
-    error_message = "Cluster kubernetes settings need a non-empty context, a namespace of lower-case letters, digits and '-', 1 <= transceivers_min <= transceivers_max <= 65535, sessions_per_pod, relay_replicas and gateway_replicas of at least 1, and drain_seconds from 0 to 3600; not valid: ${join(", ", [for k, c in var.clusters : "clusters.${k}.kubernetes" if !(length(trimspace(c.kubernetes.context)) > 0 && can(regex("^[a-z0-9][a-z0-9-]{0,62}$", c.kubernetes.namespace)) && c.kubernetes.transceivers_min >= 1 && c.kubernetes.transceivers_min <= c.kubernetes.transceivers_max && c.kubernetes.transceivers_max <= 65535 && c.kubernetes.sessions_per_pod >= 1 && c.kubernetes.relay_replicas >= 1 && c.kubernetes.gateway_replicas >= 1 && c.kubernetes.drain_seconds >= 0 && c.kubernetes.drain_seconds <= 3600)])}."
-  }
+  description = "Regional clusters, keyed by cluster name (type and validations: modules/topology/variables.tf)."
+  type        = any
 }
 
 variable "pops" {
-  description = <<-EOT
-    Global Relay POPs, keyed by POP name (the topology `name`). One entry = one POP: an endpoint
-    group of the anycast accelerator in one AWS region, a UDP load balancer and the relay instances.
-      id             1-65535, carried in every backbone frame: never reuse a retired id
-      region         the AWS region ("eu-central-1"); one POP per region
-      latitude/longitude  where the POP is
-      vip            optional: the address the relay binds for clients, "ip:port" (default: global_vip)
-      backbone       where cluster relays send frames back to this POP, "ip:port": a public Elastic
-                     IP the operator allocated in this region (bound to the POP's load balancer)
-      backbone_cidrs networks this POP's relays send backbone frames from (NAT egress addresses)
-      cluster        optional key of a cluster co-located with this POP (frames go to its
-                     transceivers directly; needs aws.redis_url, that cluster's Redis)
-      aws            VPC, subnets, instance type and size of the relay group, traffic dial (0 drains)
-  EOT
-  type = map(object({
-    id             = number
-    region         = string
-    latitude       = number
-    longitude      = number
-    vip            = optional(string)
-    backbone       = string
-    backbone_cidrs = list(string)
-    cluster        = optional(string)
-    aws = object({
-      vpc_id             = string
-      public_subnet_ids  = list(string)
-      private_subnet_ids = list(string)
-      instance_type      = optional(string, "c6in.large")
-      min_size           = optional(number, 2)
-      max_size           = optional(number, 6)
-      traffic_dial       = optional(number, 100)
-      redis_url          = optional(string)
-    })
-  }))
+  description = "Global Relay POPs, keyed by POP name (type and validations: modules/topology/variables.tf)."
+  type        = any
+}
 
-  validation {
-    condition     = length(var.pops) > 0
-    error_message = "At least one POP is required in pops."
-  }
-  validation {
-    condition     = length([for k, p in var.pops : k if !can(regex("^[a-z0-9][a-z0-9-]{0,62}$", k))]) == 0
-    error_message = "POP keys (the POP name) must be lower-case letters, digits and '-', 1-63 characters, starting with a letter or digit; not valid: ${join(", ", [for k, p in var.pops : "pops.${k}" if !can(regex("^[a-z0-9][a-z0-9-]{0,62}$", k))])}."
-  }
-  validation {
-    condition     = length([for k, p in var.pops : k if !(p.id == floor(p.id) && p.id >= 1 && p.id <= 65535)]) == 0
-    error_message = "POP ids must be whole numbers from 1 to 65535; not valid: ${join(", ", [for k, p in var.pops : "pops.${k}.id = ${p.id}" if !(p.id == floor(p.id) && p.id >= 1 && p.id <= 65535)])}."
-  }
-  validation {
-    condition     = length(distinct([for p in values(var.pops) : p.id])) == length(var.pops)
-    error_message = "POP ids must be unique (the id is carried in every backbone frame); repeated: ${join(", ", [for id, ks in { for k, p in var.pops : tostring(p.id) => k... } : "id ${id} in pops.${join(" and pops.", ks)}" if length(ks) > 1])}."
-  }
-  validation {
-    condition     = length([for k, p in var.pops : k if !can(regex("^[a-z]{2}(-[a-z]+)+-[0-9]+$", p.region))]) == 0
-    error_message = "POP regions must be AWS region names such as \"eu-central-1\"; not valid: ${join(", ", [for k, p in var.pops : "pops.${k}.region = ${p.region}" if !can(regex("^[a-z]{2}(-[a-z]+)+-[0-9]+$", p.region))])}."
-  }
-  validation {
-    condition     = length(distinct([for p in values(var.pops) : p.region])) == length(var.pops)
-    error_message = "Only one POP per AWS region (Global Accelerator takes one endpoint group per region and listener); shared: ${join(", ", [for r, ks in { for k, p in var.pops : p.region => k... } : "${r} by pops.${join(" and pops.", ks)}" if length(ks) > 1])}."
-  }
-  validation {
-    condition     = length([for k, p in var.pops : k if !(p.latitude >= -90 && p.latitude <= 90 && p.longitude >= -180 && p.longitude <= 180)]) == 0
-    error_message = "POP latitude must be between -90 and 90 and longitude between -180 and 180; not valid: ${join(", ", [for k, p in var.pops : "pops.${k} (latitude ${p.latitude}, longitude ${p.longitude})" if !(p.latitude >= -90 && p.latitude <= 90 && p.longitude >= -180 && p.longitude <= 180)])}."
-  }
-  validation {
-    condition     = length(concat([for k, p in var.pops : k if !(can(regex("^(\\[[0-9A-Fa-f:.]+\\]|[0-9.]+):[0-9]{1,5}$", p.backbone)) && can(cidrhost("${trim(replace(p.backbone, "/:[0-9]+$/", ""), "[]")}/${strcontains(p.backbone, "[") ? 128 : 32}", 0)) && try(tonumber(regex("[0-9]+$", p.backbone)) >= 1 && tonumber(regex("[0-9]+$", p.backbone)) <= 65535, false))], [for k, p in var.pops : k if p.vip != null && !(can(regex("^(\\[[0-9A-Fa-f:.]+\\]|[0-9.]+):[0-9]{1,5}$", p.vip)) && can(cidrhost("${trim(replace(p.vip, "/:[0-9]+$/", ""), "[]")}/${strcontains(p.vip, "[") ? 128 : 32}", 0)) && try(tonumber(regex("[0-9]+$", p.vip)) >= 1 && tonumber(regex("[0-9]+$", p.vip)) <= 65535, false))])) == 0
-    error_message = "POP backbone and vip must be \"ip:port\" or \"[ipv6]:port\" with a literal IP and a port from 1 to 65535; not valid: ${join(", ", concat([for k, p in var.pops : "pops.${k}.backbone = ${p.backbone}" if !(can(regex("^(\\[[0-9A-Fa-f:.]+\\]|[0-9.]+):[0-9]{1,5}$", p.backbone)) && can(cidrhost("${trim(replace(p.backbone, "/:[0-9]+$/", ""), "[]")}/${strcontains(p.backbone, "[") ? 128 : 32}", 0)) && try(tonumber(regex("[0-9]+$", p.backbone)) >= 1 && tonumber(regex("[0-9]+$", p.backbone)) <= 65535, false))], [for k, p in var.pops : "pops.${k}.vip = ${p.vip}" if p.vip != null && !(can(regex("^(\\[[0-9A-Fa-f:.]+\\]|[0-9.]+):[0-9]{1,5}$", p.vip)) && can(cidrhost("${trim(replace(p.vip, "/:[0-9]+$/", ""), "[]")}/${strcontains(p.vip, "[") ? 128 : 32}", 0)) && try(tonumber(regex("[0-9]+$", p.vip)) >= 1 && tonumber(regex("[0-9]+$", p.vip)) <= 65535, false))]))}."
-  }
-  validation {
-    condition     = length([for k, p in var.pops : k if try(regex("[0-9]+$", coalesce(p.vip, var.global_vip)) == regex("[0-9]+$", p.backbone), false)]) == 0
-    error_message = "A POP's vip port and backbone port must differ (both listen on the POP's load balancer); same port: ${join(", ", [for k, p in var.pops : "pops.${k}" if try(regex("[0-9]+$", coalesce(p.vip, var.global_vip)) == regex("[0-9]+$", p.backbone), false)])}."
-  }
-  validation {
-    condition     = length(flatten([for k, p in var.pops : concat(length(p.backbone_cidrs) == 0 ? [k] : [], [for x in p.backbone_cidrs : x if !can(cidrhost(x, 0)) || endswith(x, "/0")])])) == 0
-    error_message = "POP backbone_cidrs must be a non-empty list of CIDRs narrower than /0, such as \"203.0.113.0/24\" or \"2001:db8::/48\"; not valid: ${join(", ", flatten([for k, p in var.pops : concat(length(p.backbone_cidrs) == 0 ? ["pops.${k}.backbone_cidrs (empty)"] : [], [for x in p.backbone_cidrs : "pops.${k}.backbone_cidrs ${x}" if !can(cidrhost(x, 0)) || endswith(x, "/0")])]))}."
-  }
-  validation {
-    condition     = length([for k, p in var.pops : k if p.cluster != null && !contains(keys(var.clusters), coalesce(p.cluster, "-"))]) == 0
-    error_message = "POP cluster must be a key of clusters (the cluster co-located with the POP); unknown: ${join(", ", [for k, p in var.pops : "pops.${k}.cluster = ${p.cluster}" if p.cluster != null && !contains(keys(var.clusters), coalesce(p.cluster, "-"))])}."
-  }
-  validation {
-    condition     = length([for k, p in var.pops : k if p.cluster != null && p.aws.redis_url == null]) == 0
-    error_message = "A POP co-located with a cluster forwards straight to its transceivers and needs aws.redis_url (that cluster's Redis, where transceivers announce themselves); missing: ${join(", ", [for k, p in var.pops : "pops.${k}" if p.cluster != null && p.aws.redis_url == null])}."
-  }
-  validation {
-    condition     = length([for k, p in var.pops : k if !(can(regex("^vpc-[0-9a-f]+$", p.aws.vpc_id)) && length(p.aws.public_subnet_ids) > 0 && length(p.aws.private_subnet_ids) > 0 && alltrue([for s in concat(p.aws.public_subnet_ids, p.aws.private_subnet_ids) : can(regex("^subnet-[0-9a-f]+$", s))]) && can(regex("^[a-z][a-z0-9-]*\\.[a-z0-9]+$", p.aws.instance_type)) && p.aws.min_size >= 1 && p.aws.min_size <= p.aws.max_size && p.aws.max_size <= 100 && p.aws.traffic_dial >= 0 && p.aws.traffic_dial <= 100 && (p.aws.redis_url == null || can(regex("^rediss?://", p.aws.redis_url))))]) == 0
-    error_message = "POP aws settings need vpc_id \"vpc-...\", at least one public and one private subnet \"subnet-...\", an instance_type such as \"c6in.large\", 1 <= min_size <= max_size <= 100, traffic_dial from 0 to 100, and redis_url (if set) starting with redis:// or rediss://; not valid: ${join(", ", [for k, p in var.pops : "pops.${k}.aws" if !(can(regex("^vpc-[0-9a-f]+$", p.aws.vpc_id)) && length(p.aws.public_subnet_ids) > 0 && length(p.aws.private_subnet_ids) > 0 && alltrue([for s in concat(p.aws.public_subnet_ids, p.aws.private_subnet_ids) : can(regex("^subnet-[0-9a-f]+$", s))]) && can(regex("^[a-z][a-z0-9-]*\\.[a-z0-9]+$", p.aws.instance_type)) && p.aws.min_size >= 1 && p.aws.min_size <= p.aws.max_size && p.aws.max_size <= 100 && p.aws.traffic_dial >= 0 && p.aws.traffic_dial <= 100 && (p.aws.redis_url == null || can(regex("^rediss?://", p.aws.redis_url))))])}."
-  }
+variable "name_prefix" {
+  description = "Prefix of every cloud resource name; null means \"gr\" (modules/settings/variables.tf)."
+  type        = string
+  default     = null
+}
+
+variable "deploy_cluster" {
+  description = "Which stack this run applies: null for the global stack, or a key of clusters for that cluster's stack (modules/settings/variables.tf, docs/operations/deploy.md)."
+  type        = string
+  default     = null
+}
+
+variable "kubeconfig_path" {
+  description = "Kubeconfig used by the cluster stack; null means ~/.kube/config (modules/settings/variables.tf)."
+  type        = string
+  default     = null
 }
 
 variable "anycast" {
-  description = "The anycast ingress (AWS Global Accelerator, one UDP listener on the global_vip port). byoip = true binds global_vip itself (bring-your-own-IP pool); false lets AWS assign two static IPs (then set global_vip to one of them and apply again). client_affinity SOURCE_IP keeps a client on one POP when its NAT port changes."
-  type = object({
-    byoip           = optional(bool, true)
-    client_affinity = optional(string, "SOURCE_IP")
-  })
-  default = {}
-  validation {
-    condition     = contains(["NONE", "SOURCE_IP"], var.anycast.client_affinity)
-    error_message = "anycast.client_affinity must be NONE or SOURCE_IP; got ${var.anycast.client_affinity}."
-  }
+  description = "The anycast ingress: byoip, client_affinity (type and validations: modules/settings/variables.tf)."
+  type        = any
+  default     = null
 }
 
 variable "edge" {
-  description = <<-EOT
-    The Cloudflare Worker that terminates signalling (edge/). script_path is the wrangler build
-    output (`npx wrangler deploy --dry-run --outdir dist/edge`), relative to this directory.
-    routes are zone route patterns; custom_domain an optional hostname served by the worker.
-    rate_limit configures the Workers rate-limit binding (period 10 or 60 seconds);
-    analytics_dataset the Analytics Engine dataset the worker writes timings to.
-  EOT
-  type = object({
-    account_id          = string
-    zone_id             = string
-    worker_name         = optional(string, "global-relay-edge")
-    script_path         = optional(string, "../dist/edge/index.js")
-    compatibility_date  = string
-    compatibility_flags = optional(list(string), ["nodejs_compat"])
-    routes              = optional(list(string), [])
-    custom_domain       = optional(string)
-    rate_limit = optional(object({
-      namespace_id = string
-      limit        = number
-      period       = number
-    }), { namespace_id = "1001", limit = 600, period = 60 })
-    analytics_dataset = optional(string, "global_relay")
-  })
-  validation {
-    condition     = can(regex("^[0-9a-f]{32}$", var.edge.account_id)) && can(regex("^[0-9a-f]{32}$", var.edge.zone_id))
-    error_message = "edge.account_id and edge.zone_id must be 32 lower-case hex characters (Cloudflare dashboard, Overview); got ${var.edge.account_id} and ${var.edge.zone_id}."
-  }
-  validation {
-    condition     = can(regex("^[a-z0-9][a-z0-9-]{0,62}$", var.edge.worker_name)) && can(regex("^[0-9]{4}-[0-9]{2}-[0-9]{2}$", var.edge.compatibility_date)) && length(trimspace(var.edge.script_path)) > 0
-    error_message = "edge.worker_name must be lower-case letters, digits and '-', edge.compatibility_date a date YYYY-MM-DD, and edge.script_path non-empty; got ${var.edge.worker_name}, ${var.edge.compatibility_date}, ${var.edge.script_path}."
-  }
-  validation {
-    condition     = length(var.edge.routes) > 0 || var.edge.custom_domain != null
-    error_message = "edge needs at least one route pattern or a custom_domain, or no request reaches the worker."
-  }
-  validation {
-    condition     = can(regex("^[1-9][0-9]{0,9}$", var.edge.rate_limit.namespace_id)) && contains([10, 60], var.edge.rate_limit.period) && var.edge.rate_limit.limit >= 1 && var.edge.rate_limit.limit == floor(var.edge.rate_limit.limit)
-    error_message = "edge.rate_limit needs a positive integer namespace_id, a whole limit of at least 1 and a period of 10 or 60 seconds; got namespace_id ${var.edge.rate_limit.namespace_id}, limit ${var.edge.rate_limit.limit}, period ${var.edge.rate_limit.period}."
-  }
-  validation {
-    condition     = can(regex("^[A-Za-z0-9_]{1,64}$", var.edge.analytics_dataset))
-    error_message = "edge.analytics_dataset must be letters, digits and '_', 1-64 characters; got ${var.edge.analytics_dataset}."
-  }
+  description = "The Cloudflare Worker that terminates signalling (type and validations: modules/settings/variables.tf)."
+  type        = any
 }
 
 variable "images" {
-  description = "Container images built from regional/Dockerfile.relay and regional/Dockerfile.transceiver (and Redis), pinned by tag or digest; never :latest."
-  type = object({
-    relay       = string
-    transceiver = string
-    redis       = optional(string, "redis:7.4-alpine")
-  })
-  validation {
-    condition     = length([for k, v in var.images : k if !can(regex("^[a-z0-9][a-z0-9./_-]*(:[A-Za-z0-9_][A-Za-z0-9._-]{0,127})?(@sha256:[0-9a-f]{64})?$", v)) || !can(regex("(:[A-Za-z0-9_][A-Za-z0-9._-]*|@sha256:[0-9a-f]{64})$", v)) || endswith(v, ":latest")]) == 0
-    error_message = "images must be pinned references (a tag other than latest, or an @sha256 digest); not valid: ${join(", ", [for k, v in var.images : "images.${k} = ${v}" if !can(regex("^[a-z0-9][a-z0-9./_-]*(:[A-Za-z0-9_][A-Za-z0-9._-]{0,127})?(@sha256:[0-9a-f]{64})?$", v)) || !can(regex("(:[A-Za-z0-9_][A-Za-z0-9._-]*|@sha256:[0-9a-f]{64})$", v)) || endswith(v, ":latest")])}."
-  }
+  description = "Container images, pinned by tag or digest (type and validations: modules/settings/variables.tf)."
+  type        = any
 }
 
-# ---- Secrets: sensitive, no defaults, only from the environment (TF_VAR_...) or a secret store. ----
+# ---- Secrets: sensitive, no defaults, only from the environment (TF_VAR_...) or a secret store.
 
 variable "hint_keys" {
-  description = "GR_HINT_KEYS: routing-hint keyring \"id:base64,id:base64\" (ids 0-15, first is active, each secret at least 32 bytes). Set TF_VAR_hint_keys; never in a file."
+  description = "GR_HINT_KEYS: routing-hint keyring \"id:base64,id:base64\". Set TF_VAR_hint_keys; never in a file."
   type        = string
   sensitive   = true
-  validation {
-    condition     = can(regex("^[0-9]{1,5}:[A-Za-z0-9+/_-]{43,}={0,2}(,[0-9]{1,5}:[A-Za-z0-9+/_-]{43,}={0,2})*$", var.hint_keys)) && alltrue([for e in split(",", var.hint_keys) : try(tonumber(split(":", e)[0]) <= 15, false)])
-    error_message = "hint_keys must be \"id:base64,id:base64\" with ids 0-15 and secrets of at least 32 bytes (44 base64 characters)."
-  }
 }
 
 variable "call_id_keys" {
-  description = "GR_CALL_ID_KEYS: call-id keyring \"id:base64,id:base64\" (first is active, each secret at least 32 bytes). Set TF_VAR_call_id_keys; never in a file."
+  description = "GR_CALL_ID_KEYS: call-id keyring \"id:base64,id:base64\". Set TF_VAR_call_id_keys; never in a file."
   type        = string
   sensitive   = true
-  validation {
-    condition     = can(regex("^[0-9]{1,5}:[A-Za-z0-9+/_-]{43,}={0,2}(,[0-9]{1,5}:[A-Za-z0-9+/_-]{43,}={0,2})*$", var.call_id_keys)) && alltrue([for e in split(",", var.call_id_keys) : try(tonumber(split(":", e)[0]) <= 15, false)])
-    error_message = "call_id_keys must be \"id:base64,id:base64\" with ids 0-15 and secrets of at least 32 bytes (44 base64 characters)."
-  }
 }
 
 variable "cluster_secret" {
-  description = "GR_CLUSTER_SECRET: base64 secret (at least 32 bytes) that signs every edge-to-cluster request. Set TF_VAR_cluster_secret; never in a file."
+  description = "GR_CLUSTER_SECRET: base64 secret that signs every edge-to-cluster request. Set TF_VAR_cluster_secret; never in a file."
   type        = string
   sensitive   = true
-  validation {
-    condition     = can(regex("^[A-Za-z0-9+/_-]{43,}={0,2}$", var.cluster_secret))
-    error_message = "cluster_secret must be base64 of at least 32 bytes (44 base64 characters)."
-  }
 }
 
 variable "edge_secrets" {
-  description = "Further Worker secrets by binding name: API_KEY_HASHES, CLIENT_SECRET_KEY, METRICS_TOKEN (see edge/env.ts). Set TF_VAR_edge_secrets='{}' when there are none; never in a file."
+  description = "Further Worker secrets by binding name (API_KEY_HASHES, CLIENT_SECRET_KEY, METRICS_TOKEN). Set TF_VAR_edge_secrets='{}' when there are none; never in a file."
   type        = map(string)
   sensitive   = true
-  validation {
-    condition     = alltrue([for k in keys(var.edge_secrets) : can(regex("^[A-Z][A-Z0-9_]{0,63}$", k)) && !contains(["GR_CLUSTER_SECRET", "GR_CALL_ID_KEYS", "TOPOLOGY", "TOPOLOGY_JSON", "TOPOLOGY_KV", "TOPOLOGY_KEY", "RATE_LIMITER", "ANALYTICS"], k)])
-    error_message = "edge_secrets names must be upper-case letters, digits and '_' (starting with a letter) and must not reuse a binding the module sets itself (GR_CLUSTER_SECRET, GR_CALL_ID_KEYS, TOPOLOGY, TOPOLOGY_JSON, TOPOLOGY_KV, TOPOLOGY_KEY, RATE_LIMITER, ANALYTICS)."
-  }
 }

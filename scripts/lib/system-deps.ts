@@ -1,16 +1,19 @@
 // Finds (or, as root on Debian, installs) the system packages the tests need: redis-server for
 // the relay's and transceiver's Redis tests, chromium for the browser tests, GStreamer's WHIP
-// client and Firefox for the interop tests. Never skips silently: when a package is missing and
-// cannot be installed, it says the exact command to run and fails.
+// client and Firefox for the interop tests, terraform for the Terraform tests. Never skips
+// silently: when a package is missing and cannot be installed, it says the exact command to run
+// and fails.
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 
 export interface SystemDep {
-  /** Debian package name. */
+  /** Debian package name (for a dependency with `manual`, only its name in messages). */
   pkg: string;
   /** Binary the tests run. */
   bin: string;
   why: string;
+  /** Not a Debian package here: how to install it by hand (never installed automatically). */
+  manual?: string;
 }
 
 export const TEST_DEPS: SystemDep[] = [
@@ -36,6 +39,13 @@ export const TEST_DEPS: SystemDep[] = [
     why: "the WHIP interop test builds a libgupnp-igd stand-in (Debian 12's whip-client aborts on a libsoup 2/3 clash)",
   },
   { pkg: "firefox-esr", bin: "firefox-esr", why: "interop tests run the demo page in headless Firefox" },
+  {
+    pkg: "terraform",
+    bin: "terraform",
+    why: "terraform test, fmt and validate judge terraform/, and render the topology (scripts/terraform)",
+    manual:
+      "install Terraform >= 1.9 from https://developer.hashicorp.com/terraform/install (a single binary: unzip terraform_<version>_linux_amd64.zip into /usr/local/bin)",
+  },
 ];
 
 export function which(bin: string): string | null {
@@ -53,6 +63,18 @@ function isRootOnDebian(): boolean {
 }
 
 export function ensureSystemDeps(deps: SystemDep[], log: (line: string) => void): void {
+  ensureDebianPackages(
+    deps.filter((d) => d.manual === undefined),
+    log,
+  );
+  const manual = deps.filter((d) => d.manual !== undefined && which(d.bin) === null);
+  if (manual.length > 0) {
+    const lines = manual.map((d) => `  - ${d.pkg}: ${d.why}\n    ${d.manual}`).join("\n");
+    throw new Error(`missing tools that are not Debian packages here:\n${lines}`);
+  }
+}
+
+function ensureDebianPackages(deps: SystemDep[], log: (line: string) => void): void {
   const missing = deps.filter((d) => which(d.bin) === null);
   if (missing.length === 0) return;
   const pkgs = missing.map((d) => d.pkg).join(" ");

@@ -3,7 +3,7 @@
 # Addresses are from the documentation ranges (RFC 5737: 192.0.2.0/24, 198.51.100.0/24,
 # 203.0.113.0/24); replace them with the addresses you allocated. Secrets are NOT here:
 #   export TF_VAR_hint_keys=... TF_VAR_call_id_keys=... TF_VAR_cluster_secret=... TF_VAR_edge_secrets='{}'
-# Preview the topology this file produces, without Terraform:
+# Preview the topology this file produces (offline, no cloud account: terraform/preview):
 #   npx node scripts/terraform/render-topology.ts terraform/examples/global.tfvars --pretty
 
 name_prefix     = "gr"

@@ -1,24 +1,25 @@
-// Static checks of terraform/ (no Terraform binary here, no cloud: HCL's own parser via
-// @cdktf/hcl2json, then structure): every file parses, every input is typed, described and
-// validated, every module input is wired, every reference and function exists, providers pinned.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
+// What the terraform binary cannot check offline: the modules that need providers (edge, anycast,
+// pop, cluster) cannot be initialised without downloading them, so `terraform validate` cannot run
+// on them or on the root's providers.tf. These checks read those files with HCL's own parser
+// (hcl.ts): every module input typed and described, secrets sensitive, every reference and
+// function resolvable, every resource from a pinned provider, the user-data template's variables.
+// The root's wiring is checked by the real binary with these modules stubbed (root.test.ts).
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { TERRAFORM_DIR } from "../../scripts/terraform/run.ts";
 import {
-  HclError,
   interpolations,
   type Json,
   type JsonObject,
   loadModule,
-  parseHcl,
   parseHclFile,
   type TfModule,
   validations,
-} from "../../scripts/terraform/hcl.ts";
-import { TERRAFORM_DIR } from "../../scripts/terraform/render-topology.ts";
+} from "./hcl.ts";
 
 const MODULES = ["edge", "anycast", "pop", "cluster"];
-const META = new Set(["source", "count", "for_each", "providers", "depends_on", "version"]);
+const OFFLINE_MODULES = ["topology", "settings"];
 const SECRETS = ["hint_keys", "call_id_keys", "cluster_secret", "edge_secrets"];
 
 // Terraform's built-in functions (language reference, "Functions").
@@ -35,12 +36,6 @@ const TF_FUNCTIONS = new Set(
   cidrhost cidrnetmask cidrsubnet cidrsubnets can ephemeralasnull issensitive nonsensitive sensitive
   tobool tolist tomap tonumber toset tostring try`.split(/\s+/),
 );
-
-function walkFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? walkFiles(join(dir, e.name)) : [join(dir, e.name)],
-  );
-}
 
 /** Every expression text in a parsed document (interpolations of templates, unwrapped). */
 function expressions(v: Json, skipKeys: ReadonlySet<string> = new Set()): string[] {
@@ -62,72 +57,24 @@ const mods: Record<string, TfModule> = {};
 
 beforeAll(async () => {
   root = await loadModule(TERRAFORM_DIR);
-  for (const m of MODULES) mods[m] = await loadModule(join(TERRAFORM_DIR, "modules", m));
+  for (const m of [...MODULES, ...OFFLINE_MODULES])
+    mods[m] = await loadModule(join(TERRAFORM_DIR, "modules", m));
 });
 
-describe("terraform/ parses (static, HCL parser, no terraform binary)", () => {
-  it("every .tf and .tfvars file parses", async () => {
-    const files = walkFiles(TERRAFORM_DIR).filter((f) => /\.(tf|tfvars)$/.test(f));
-    expect(files.length).toBeGreaterThanOrEqual(20);
-    for (const f of files) {
-      const doc = await parseHclFile(f);
-      expect(Object.keys(doc).length, relative(TERRAFORM_DIR, f)).toBeGreaterThan(0);
-    }
-  });
-
-  it("a syntax error is reported with the file and position", async () => {
-    await expect(parseHcl("broken.tf", 'variable "x" {\n  type = map(\n}\n')).rejects.toThrow(HclError);
-    await expect(parseHcl("broken.tf", 'variable "x" {\n  type = map(\n}\n')).rejects.toThrow(
-      /broken\.tf:\d+/,
-    );
-  });
-
-  it("the root module has the edge, anycast, pop and cluster modules, each from ./modules", () => {
-    expect(Object.keys(root.modules).sort()).toEqual(["anycast", "cluster", "edge", "pop"]);
-    for (const [name, call] of Object.entries(root.modules)) {
-      expect(call.source).toBe(`./modules/${name}`);
-      expect(existsSync(join(TERRAFORM_DIR, "modules", name, "main.tf"))).toBe(true);
-    }
-  });
-});
-
-describe("inputs are typed, described and validated (static)", () => {
-  it("every root variable has a type, a description and at least one validation", () => {
+describe("inputs (static)", () => {
+  it("root variables only pass values through: described, and validated in a module, never here", () => {
     const names = Object.keys(root.variables);
     expect(names).toEqual(
       expect.arrayContaining(["pops", "clusters", "global_vip", "default_cluster", ...SECRETS]),
     );
     for (const [name, v] of Object.entries(root.variables)) {
-      expect(typeof v.type, `${name}.type`).toBe("string");
       expect(String(v.description ?? "").length, `${name}.description`).toBeGreaterThan(20);
-      const rules = validations(v);
-      expect(rules.length, `${name} validations`).toBeGreaterThan(0);
-      for (const r of rules) {
-        expect(r.condition, `${name} condition`).toMatch(/^\$\{.+\}$/s);
-        // Terraform wants a sentence: capital or variable name first, full stop last.
-        expect(r.error_message, `${name} error_message`).toMatch(/[.?]$/);
-      }
+      // Terraform 1.11 prints a root variable's value next to its failed validation even when it
+      // is sensitive; the modules' validations do not (root.test.ts checks the secrets).
+      expect(validations(v), `${name}: validations belong in modules/topology or modules/settings`).toEqual(
+        [],
+      );
     }
-  });
-
-  it("pops and clusters are maps of objects with ids, names (keys), regions, coordinates, capacity and addresses", () => {
-    const pops = String(root.variables.pops!.type);
-    const clusters = String(root.variables.clusters!.type);
-    expect(pops).toMatch(/^\$\{map\(object\(/);
-    expect(clusters).toMatch(/^\$\{map\(object\(/);
-    for (const f of ["id", "region", "latitude", "longitude", "vip", "backbone", "backbone_cidrs"])
-      expect(pops).toMatch(new RegExp(`\\b${f}\\s*=`));
-    for (const f of [
-      "id",
-      "region",
-      "latitude",
-      "longitude",
-      "capacity",
-      "signalling_url",
-      "backbone",
-      "vip",
-    ])
-      expect(clusters).toMatch(new RegExp(`\\b${f}\\s*=`));
   });
 
   it("secrets are sensitive and have no default; no other variable looks like a secret", () => {
@@ -139,18 +86,14 @@ describe("inputs are typed, described and validated (static)", () => {
     for (const [name, v] of Object.entries(root.variables)) {
       if (/key|secret|token|password/i.test(name)) expect(v.sensitive, name).toBe(true);
     }
-    // Inside modules, every variable carrying a secret is sensitive too.
+    // Inside modules, every variable or output carrying a secret is sensitive too.
     for (const [mod, m] of Object.entries(mods)) {
       for (const [name, v] of Object.entries(m.variables)) {
         if (/keys$|secret/i.test(name)) expect(v.sensitive, `${mod}.${name}`).toBe(true);
       }
-    }
-  });
-
-  it("no tfvars file in the repository holds a secret", async () => {
-    for (const f of walkFiles(TERRAFORM_DIR).filter((x) => x.endsWith(".tfvars"))) {
-      const doc = await parseHclFile(f);
-      for (const name of SECRETS) expect(Object.keys(doc), relative(TERRAFORM_DIR, f)).not.toContain(name);
+      for (const [name, o] of Object.entries(m.outputs)) {
+        if (/keys$|secret/i.test(name)) expect(o.sensitive, `${mod} output ${name}`).toBe(true);
+      }
     }
   });
 
@@ -166,16 +109,6 @@ describe("inputs are typed, described and validated (static)", () => {
 });
 
 describe("wiring (static)", () => {
-  it("every module call passes exactly the module's variables", () => {
-    for (const [name, call] of Object.entries(root.modules)) {
-      const passed = Object.keys(call)
-        .filter((k) => !META.has(k))
-        .sort();
-      const declared = Object.keys(mods[name]!.variables).sort();
-      expect(passed, `module "${name}" inputs`).toEqual(declared);
-    }
-  });
-
   it("every var., local., module., data. and resource reference resolves, in the root and every module", async () => {
     const check = async (dir: string, m: TfModule, label: string): Promise<number> => {
       const docs = await documents(dir);
@@ -218,7 +151,7 @@ describe("wiring (static)", () => {
         }
       }
     }
-    expect(calls).toBeGreaterThan(100);
+    expect(calls).toBeGreaterThan(50);
     expect([...unknown]).toEqual([]);
   });
 
@@ -254,7 +187,7 @@ describe("wiring (static)", () => {
   });
 });
 
-describe("providers are pinned (static)", () => {
+describe("providers are pinned; the offline modules need none (static)", () => {
   it("root and modules pin Terraform and every provider, and agree on the constraints", () => {
     const rootReq = root.terraform.find((t) => "required_providers" in t)!;
     expect(String(rootReq.required_version)).toMatch(/^>= 1\.9/);
@@ -264,8 +197,16 @@ describe("providers are pinned (static)", () => {
       expect(String(spec.source), p).toMatch(/^[a-z]+\/[a-z]+$/);
       expect(String(spec.version), p).toMatch(/^(~> \d+\.\d+(\.\d+)?|= ?\d+\.\d+\.\d+)$/);
     }
-    for (const [mod, m] of Object.entries(mods)) {
-      const req = m.terraform.find((t) => "required_providers" in t)!;
+    for (const mod of OFFLINE_MODULES) {
+      // No provider, so terraform test and the preview run offline.
+      expect(mods[mod]!.terraform.map((t) => t.required_version)).toEqual([rootReq.required_version]);
+      expect(
+        mods[mod]!.terraform.some((t) => "required_providers" in t),
+        mod,
+      ).toBe(false);
+    }
+    for (const mod of MODULES) {
+      const req = mods[mod]!.terraform.find((t) => "required_providers" in t)!;
       expect(req.required_version, mod).toBe(rootReq.required_version);
       for (const [p, spec] of Object.entries(
         (req.required_providers as JsonObject[])[0] as Record<string, JsonObject>,

@@ -53,7 +53,7 @@ variable "analytics_dataset" {
 }
 
 variable "topology_json" {
-  description = "The rendered topology JSON (root outputs.tf)."
+  description = "The rendered topology JSON (modules/topology)."
   type        = string
 }
 

@@ -1,6 +1,8 @@
-// Reading Terraform files without Terraform: @cdktf/hcl2json (HCL's own Go parser compiled to
-// WebAssembly) turns .tf and .tfvars text into JSON. Literal values come back as JSON values;
-// every expression comes back as its source text wrapped in "${...}".
+// Reading Terraform files for the checks `terraform` cannot run offline (the modules that need
+// providers: static.test.ts) and for building test inputs from the example tfvars:
+// @cdktf/hcl2json (HCL's own Go parser compiled to WebAssembly) turns .tf and .tfvars text into
+// JSON. Literal values come back as JSON values; every expression comes back as its source text
+// wrapped in "${...}".
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "@cdktf/hcl2json";
@@ -117,16 +119,6 @@ export function validations(variable: JsonObject): { condition: string; error_me
   });
 }
 
-/** Whether a value from hcl2json is an expression (as opposed to a literal). */
-export function isExpression(v: Json | undefined): v is string {
-  return typeof v === "string" && v.includes("${");
-}
-
-/** "${expr}" → "expr"; a literal string comes back unchanged. */
-export function unwrapExpression(v: string): string {
-  return v.startsWith("${") && v.endsWith("}") && spanEnd(v, 0) === v.length ? v.slice(2, -1) : v;
-}
-
 /** End (exclusive) of the "${...}" that starts at `start`, honouring nested braces and strings. */
 function spanEnd(s: string, start: number): number {
   let depth = 0;
@@ -150,26 +142,6 @@ function spanEnd(s: string, start: number): number {
     }
   }
   return s.length;
-}
-
-/**
- * A template with every interpolation replaced by "{}": the shape of a Terraform error_message,
- * comparable with the renderer's messages.
- */
-export function templateShape(template: string): string {
-  let out = "";
-  for (let i = 0; i < template.length; i++) {
-    if (template[i] === "$" && template[i + 1] === "{") {
-      out += "{}";
-      i = spanEnd(template, i) - 1;
-    } else if (template[i] === "$" && template[i + 1] === "$" && template[i + 2] === "{") {
-      out += "${";
-      i += 2;
-    } else {
-      out += template[i];
-    }
-  }
-  return out;
 }
 
 /** Every "${...}" interpolation of a template, unwrapped. */

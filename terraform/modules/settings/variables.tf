@@ -1,0 +1,189 @@
+# The deployment's settings and secrets, typed, defaulted and validated here and only here: the
+# root module (terraform/variables.tf) passes them through. `terraform test` in this directory
+# checks every validation offline (tests/*.tftest.hcl).
+#
+# Secrets are validated here rather than in the root on purpose: Terraform (1.11) prints a root
+# variable's value next to a failed validation even when it is sensitive, but shows a module
+# variable's sensitive value as hidden. Secrets come only from the environment (TF_VAR_hint_keys,
+# ...), never from a tfvars file.
+
+variable "name_prefix" {
+  description = "Prefix of every cloud resource name (lower-case letters, digits, '-'; 2-20 characters, starting with a letter)."
+  type        = string
+  default     = "gr"
+  nullable    = false
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{1,19}$", var.name_prefix))
+    error_message = "name_prefix must be lower-case letters, digits and '-', 2-20 characters, starting with a letter; got ${var.name_prefix}."
+  }
+}
+
+variable "cluster_names" {
+  description = "Keys of clusters (modules/topology), for deploy_cluster's validation."
+  type        = list(string)
+}
+
+variable "deploy_cluster" {
+  description = "Which stack this run applies: null for the global stack (edge worker, anycast, every POP), or a key of clusters to apply that cluster's Kubernetes resources (one state per cluster, see docs/operations/deploy.md)."
+  type        = string
+  default     = null
+  validation {
+    condition     = var.deploy_cluster == null || contains(var.cluster_names, coalesce(var.deploy_cluster, "-"))
+    error_message = "deploy_cluster must be null (the global stack) or a key of clusters; got ${coalesce(var.deploy_cluster, "null")}."
+  }
+}
+
+variable "kubeconfig_path" {
+  description = "Kubeconfig used by the cluster stack; the context comes from clusters[deploy_cluster].kubernetes.context."
+  type        = string
+  default     = "~/.kube/config"
+  nullable    = false
+  validation {
+    condition     = length(trimspace(var.kubeconfig_path)) > 0
+    error_message = "kubeconfig_path must be a non-empty path."
+  }
+}
+
+variable "anycast" {
+  description = "The anycast ingress (AWS Global Accelerator, one UDP listener on the global_vip port). byoip = true binds global_vip itself (bring-your-own-IP pool); false lets AWS assign two static IPs (then set global_vip to one of them and apply again). client_affinity SOURCE_IP keeps a client on one POP when its NAT port changes."
+  type = object({
+    byoip           = optional(bool, true)
+    client_affinity = optional(string, "SOURCE_IP")
+  })
+  default  = {}
+  nullable = false
+  validation {
+    condition     = contains(["NONE", "SOURCE_IP"], var.anycast.client_affinity)
+    error_message = "anycast.client_affinity must be NONE or SOURCE_IP; got ${var.anycast.client_affinity}."
+  }
+}
+
+variable "edge" {
+  description = <<-EOT
+    The Cloudflare Worker that terminates signalling (edge/). script_path is the wrangler build
+    output (`npx wrangler deploy --dry-run --outdir dist/edge`), relative to terraform/.
+    routes are zone route patterns; custom_domain an optional hostname served by the worker.
+    rate_limit configures the Workers rate-limit binding (period 10 or 60 seconds);
+    analytics_dataset the Analytics Engine dataset the worker writes timings to.
+  EOT
+  type = object({
+    account_id          = string
+    zone_id             = string
+    worker_name         = optional(string, "global-relay-edge")
+    script_path         = optional(string, "../dist/edge/index.js")
+    compatibility_date  = string
+    compatibility_flags = optional(list(string), ["nodejs_compat"])
+    routes              = optional(list(string), [])
+    custom_domain       = optional(string)
+    rate_limit = optional(object({
+      namespace_id = string
+      limit        = number
+      period       = number
+    }), { namespace_id = "1001", limit = 600, period = 60 })
+    analytics_dataset = optional(string, "global_relay")
+  })
+  validation {
+    condition     = can(regex("^[0-9a-f]{32}$", var.edge.account_id)) && can(regex("^[0-9a-f]{32}$", var.edge.zone_id))
+    error_message = "edge.account_id and edge.zone_id must be 32 lower-case hex characters (Cloudflare dashboard, Overview); got ${var.edge.account_id} and ${var.edge.zone_id}."
+  }
+  validation {
+    condition     = can(regex("^[a-z0-9][a-z0-9-]{0,62}$", var.edge.worker_name)) && can(regex("^[0-9]{4}-[0-9]{2}-[0-9]{2}$", var.edge.compatibility_date)) && length(trimspace(var.edge.script_path)) > 0
+    error_message = "edge.worker_name must be lower-case letters, digits and '-', edge.compatibility_date a date YYYY-MM-DD, and edge.script_path non-empty; got ${var.edge.worker_name}, ${var.edge.compatibility_date}, ${var.edge.script_path}."
+  }
+  validation {
+    condition     = length(var.edge.routes) > 0 || var.edge.custom_domain != null
+    error_message = "edge needs at least one route pattern or a custom_domain, or no request reaches the worker."
+  }
+  validation {
+    condition     = can(regex("^[1-9][0-9]{0,9}$", var.edge.rate_limit.namespace_id)) && contains([10, 60], var.edge.rate_limit.period) && var.edge.rate_limit.limit >= 1 && var.edge.rate_limit.limit == floor(var.edge.rate_limit.limit)
+    error_message = "edge.rate_limit needs a positive integer namespace_id, a whole limit of at least 1 and a period of 10 or 60 seconds; got namespace_id ${var.edge.rate_limit.namespace_id}, limit ${var.edge.rate_limit.limit}, period ${var.edge.rate_limit.period}."
+  }
+  validation {
+    condition     = can(regex("^[A-Za-z0-9_]{1,64}$", var.edge.analytics_dataset))
+    error_message = "edge.analytics_dataset must be letters, digits and '_', 1-64 characters; got ${var.edge.analytics_dataset}."
+  }
+}
+
+variable "images" {
+  description = "Container images built from regional/Dockerfile.relay and regional/Dockerfile.transceiver (and Redis), pinned by tag or digest; never :latest."
+  type = object({
+    relay       = string
+    transceiver = string
+    redis       = optional(string, "redis:7.4-alpine")
+  })
+  validation {
+    condition     = length([for k, v in var.images : k if !can(regex("^[a-z0-9][a-z0-9./_-]*(:[A-Za-z0-9_][A-Za-z0-9._-]{0,127})?(@sha256:[0-9a-f]{64})?$", v)) || !can(regex("(:[A-Za-z0-9_][A-Za-z0-9._-]*|@sha256:[0-9a-f]{64})$", v)) || endswith(v, ":latest")]) == 0
+    error_message = "images must be pinned references (a tag other than latest, or an @sha256 digest); not valid: ${join(", ", [for k, v in var.images : "images.${k} = ${v}" if !can(regex("^[a-z0-9][a-z0-9./_-]*(:[A-Za-z0-9_][A-Za-z0-9._-]{0,127})?(@sha256:[0-9a-f]{64})?$", v)) || !can(regex("(:[A-Za-z0-9_][A-Za-z0-9._-]*|@sha256:[0-9a-f]{64})$", v)) || endswith(v, ":latest")])}."
+  }
+}
+
+# ---- Secrets: sensitive, no defaults, only from the environment (TF_VAR_...) or a secret store.
+
+variable "hint_keys" {
+  description = "GR_HINT_KEYS: routing-hint keyring \"id:base64,id:base64\" (ids 0-15, first is active, each secret at least 32 bytes). Set TF_VAR_hint_keys; never in a file."
+  type        = string
+  sensitive   = true
+  validation {
+    condition     = can(regex("^[0-9]{1,5}:[A-Za-z0-9+/_-]{43,}={0,2}(,[0-9]{1,5}:[A-Za-z0-9+/_-]{43,}={0,2})*$", var.hint_keys)) && alltrue([for e in split(",", var.hint_keys) : try(tonumber(split(":", e)[0]) <= 15, false)])
+    error_message = "hint_keys must be \"id:base64,id:base64\" with ids 0-15 and secrets of at least 32 bytes (44 base64 characters)."
+  }
+}
+
+variable "call_id_keys" {
+  description = "GR_CALL_ID_KEYS: call-id keyring \"id:base64,id:base64\" (first is active, each secret at least 32 bytes). Set TF_VAR_call_id_keys; never in a file."
+  type        = string
+  sensitive   = true
+  validation {
+    condition     = can(regex("^[0-9]{1,5}:[A-Za-z0-9+/_-]{43,}={0,2}(,[0-9]{1,5}:[A-Za-z0-9+/_-]{43,}={0,2})*$", var.call_id_keys)) && alltrue([for e in split(",", var.call_id_keys) : try(tonumber(split(":", e)[0]) <= 15, false)])
+    error_message = "call_id_keys must be \"id:base64,id:base64\" with ids 0-15 and secrets of at least 32 bytes (44 base64 characters)."
+  }
+}
+
+variable "cluster_secret" {
+  description = "GR_CLUSTER_SECRET: base64 secret (at least 32 bytes) that signs every edge-to-cluster request. Set TF_VAR_cluster_secret; never in a file."
+  type        = string
+  sensitive   = true
+  validation {
+    condition     = can(regex("^[A-Za-z0-9+/_-]{43,}={0,2}$", var.cluster_secret))
+    error_message = "cluster_secret must be base64 of at least 32 bytes (44 base64 characters)."
+  }
+}
+
+variable "edge_secrets" {
+  description = "Further Worker secrets by binding name: API_KEY_HASHES, CLIENT_SECRET_KEY, METRICS_TOKEN (see edge/env.ts). Set TF_VAR_edge_secrets='{}' when there are none; never in a file."
+  type        = map(string)
+  sensitive   = true
+  validation {
+    condition     = alltrue([for k in keys(var.edge_secrets) : can(regex("^[A-Z][A-Z0-9_]{0,63}$", k)) && !contains(["GR_CLUSTER_SECRET", "GR_CALL_ID_KEYS", "TOPOLOGY", "TOPOLOGY_JSON", "TOPOLOGY_KV", "TOPOLOGY_KEY", "RATE_LIMITER", "ANALYTICS"], k)])
+    error_message = "edge_secrets names must be upper-case letters, digits and '_' (starting with a letter) and must not reuse a binding the module sets itself (GR_CLUSTER_SECRET, GR_CALL_ID_KEYS, TOPOLOGY, TOPOLOGY_JSON, TOPOLOGY_KV, TOPOLOGY_KEY, RATE_LIMITER, ANALYTICS)."
+  }
+}
+
+variable "as_written" {
+  description = <<-EOT
+    anycast, edge and images exactly as the operator wrote them (type any: not converted).
+    Converting a value to the object types above silently drops an attribute the type does not
+    declare, so a misspelt optional attribute (`custom_domian`) would quietly take its default.
+    When this is set, such an attribute is an error. The root passes the raw variables.
+  EOT
+  type = object({
+    anycast = any
+    edge    = any
+    images  = any
+  })
+  default = null
+  validation {
+    condition = length(concat(
+      try([for a in keys(var.as_written.anycast) : a if !contains(keys(var.anycast), a)], []),
+      try([for a in keys(var.as_written.edge) : a if !contains(keys(var.edge), a)], []),
+      try([for a in keys(var.as_written.edge.rate_limit) : a if !contains(keys(var.edge.rate_limit), a)], []),
+      try([for a in keys(var.as_written.images) : a if !contains(keys(var.images), a)], []),
+    )) == 0
+    error_message = "anycast, edge and images may only set the attributes their types declare (Terraform would drop any other silently, so a misspelt optional attribute would take its default); unknown: ${join(", ", concat(
+      try([for a in keys(var.as_written.anycast) : "anycast.${a} (expected one of ${join(", ", keys(var.anycast))})" if !contains(keys(var.anycast), a)], []),
+      try([for a in keys(var.as_written.edge) : "edge.${a} (expected one of ${join(", ", keys(var.edge))})" if !contains(keys(var.edge), a)], []),
+      try([for a in keys(var.as_written.edge.rate_limit) : "edge.rate_limit.${a} (expected one of ${join(", ", keys(var.edge.rate_limit))})" if !contains(keys(var.edge.rate_limit), a)], []),
+      try([for a in keys(var.as_written.images) : "images.${a} (expected one of ${join(", ", keys(var.images))})" if !contains(keys(var.images), a)], []),
+    ))}."
+  }
+}
