@@ -1,6 +1,7 @@
 // Configuration from bindings, parsed once per isolate per distinct value. Every getter throws an
-// EdgeError (500) naming the variable, never its value, so a misconfigured deployment says what is
+// EdgeError (500) naming the variable, never a secret's value, so a misconfigured deployment says what is
 // wrong on the first request and in the log.
+import { type ConfigVars, EnvReader } from "../shared/config/env-reader.ts";
 import { importHmacKeys } from "../shared/hint/webcrypto.ts";
 import { parseKeyring } from "../shared/keys.ts";
 import { importSigningKey } from "../shared/signing/request.ts";
@@ -132,29 +133,22 @@ export function clientSecretKeys(env: Bindings): Promise<ClientSecretKeys | null
   });
 }
 
-function int(env: Bindings, name: keyof Bindings, def: number, min: number, max: number): number {
-  const v = env[name];
-  if (v === undefined || v === "") return def;
-  const n = typeof v === "number" ? v : Number(v);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    throw Errors.misconfigured(`${name} must be an integer ${min}-${max}`);
-  }
-  return n;
-}
-
 export function tuning(env: Bindings): Tuning {
-  return {
-    maxAttempts: int(env, "STEERING_MAX_ATTEMPTS", 3, 1, 10),
-    clusterTimeoutMs: int(env, "CLUSTER_TIMEOUT_MS", 2500, 50, 30_000),
-    deadlineMs: int(env, "SIGNALLING_DEADLINE_MS", 6000, 100, 60_000),
-    probeTimeoutMs: int(env, "PROBE_TIMEOUT_MS", 1500, 50, 30_000),
+  const r = new EnvReader(env as unknown as ConfigVars);
+  const t: Tuning = {
+    maxAttempts: r.int("STEERING_MAX_ATTEMPTS", 1, 10, 3),
+    clusterTimeoutMs: r.int("CLUSTER_TIMEOUT_MS", 50, 30_000, 2500),
+    deadlineMs: r.int("SIGNALLING_DEADLINE_MS", 100, 60_000, 6000),
+    probeTimeoutMs: r.int("PROBE_TIMEOUT_MS", 50, 30_000, 1500),
     health: {
-      freshMs: int(env, "HEALTH_FRESH_MS", 10_000, 100, 600_000),
-      maxAgeMs: int(env, "HEALTH_MAX_AGE_MS", 60_000, 1000, 3_600_000),
-      passiveDownMs: int(env, "PASSIVE_DOWN_MS", 15_000, 100, 600_000),
+      freshMs: r.int("HEALTH_FRESH_MS", 100, 600_000, 10_000),
+      maxAgeMs: r.int("HEALTH_MAX_AGE_MS", 1000, 3_600_000, 60_000),
+      passiveDownMs: r.int("PASSIVE_DOWN_MS", 100, 600_000, 15_000),
     },
-    rateLimitPeriodS: int(env, "RATE_LIMIT_PERIOD_S", 10, 1, 3600),
-    rateLimitKey: int(env, "RATE_LIMIT_KEY_LIMIT", 100, 1, 1_000_000),
-    rateLimitIp: int(env, "RATE_LIMIT_IP_LIMIT", 20, 1, 1_000_000),
+    rateLimitPeriodS: r.int("RATE_LIMIT_PERIOD_S", 1, 3600, 10),
+    rateLimitKey: r.int("RATE_LIMIT_KEY_LIMIT", 1, 1_000_000, 100),
+    rateLimitIp: r.int("RATE_LIMIT_IP_LIMIT", 1, 1_000_000, 20),
   };
+  if (r.problems.length > 0) throw Errors.misconfigured(r.problems.join("; "));
+  return t;
 }

@@ -1,5 +1,8 @@
 // Dashboard configuration from the environment, validated up front; every error names its variable.
 import { parseIpv4, parseIpv6 } from "../../shared/backbone/address.ts";
+import { ConfigError, EnvReader } from "../../shared/config/env-reader.ts";
+
+export { ConfigError } from "../../shared/config/env-reader.ts";
 
 export interface TargetSpec {
   /** Becomes the `job` label. */
@@ -20,9 +23,8 @@ export interface DashboardConfig {
   refreshMs: number;
 }
 
-export class ConfigError extends Error {
-  override name = "ConfigError";
-}
+/** One problem that stops the dashboard from starting (the shared ConfigError). */
+const problem = (text: string): ConfigError => new ConfigError([text], "dashboard");
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 const LABEL = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -52,17 +54,17 @@ export function parseTargets(text: string, what = "DASHBOARD_TARGETS"): TargetSp
     if (entry === "") continue;
     const m = /^([^{=]+)(?:\{([^}]*)\})?=(.+)$/.exec(entry);
     if (m === null)
-      throw new ConfigError(`${what}: expected "name=url" or "name{k=v}=url", got ${JSON.stringify(entry)}`);
+      throw problem(`${what}: expected "name=url" or "name{k=v}=url", got ${JSON.stringify(entry)}`);
     const name = m[1]!.trim();
-    if (!NAME.test(name)) throw new ConfigError(`${what}: bad target name ${JSON.stringify(name)}`);
+    if (!NAME.test(name)) throw problem(`${what}: bad target name ${JSON.stringify(name)}`);
     let url: URL;
     try {
       url = new URL(m[3]!.trim());
     } catch {
-      throw new ConfigError(`${what}: target ${name}: ${JSON.stringify(m[3])} is not a URL`);
+      throw problem(`${what}: target ${name}: ${JSON.stringify(m[3])} is not a URL`);
     }
     if (url.protocol !== "http:" && url.protocol !== "https:")
-      throw new ConfigError(`${what}: target ${name}: only http(s) URLs are scraped`);
+      throw problem(`${what}: target ${name}: only http(s) URLs are scraped`);
     const labels: Record<string, string> = { job: name, instance: url.host };
     for (const kv of (m[2] ?? "").split(/[;,]/)) {
       if (kv.trim() === "") continue;
@@ -72,11 +74,10 @@ export function parseTargets(text: string, what = "DASHBOARD_TARGETS"): TargetSp
         .slice(eq + 1)
         .trim()
         .replace(/^"(.*)"$/, "$1");
-      if (eq < 0 || !LABEL.test(k))
-        throw new ConfigError(`${what}: target ${name}: bad label ${JSON.stringify(kv)}`);
+      if (eq < 0 || !LABEL.test(k)) throw problem(`${what}: target ${name}: bad label ${JSON.stringify(kv)}`);
       labels[k] = v;
     }
-    if (out.some((t) => t.name === name)) throw new ConfigError(`${what}: target ${name} given twice`);
+    if (out.some((t) => t.name === name)) throw problem(`${what}: target ${name} given twice`);
     out.push({ name, url: url.toString(), labels });
   }
   return out;
@@ -87,28 +88,14 @@ function listenAddress(text: string, what: string): { host: string; port: number
   const host = m?.[1] ?? m?.[2];
   const port = Number(m?.[3]);
   if (!m || host === undefined || port > 65535)
-    throw new ConfigError(`${what}: expected "ip:port", got ${JSON.stringify(text)}`);
+    throw problem(`${what}: expected "ip:port", got ${JSON.stringify(text)}`);
   const ok = m[1] !== undefined ? parseIpv6(host, new Uint8Array(16)) : parseIpv4(host) >= 0;
-  if (!ok) throw new ConfigError(`${what}: ${JSON.stringify(host)} is not an IP address`);
+  if (!ok) throw problem(`${what}: ${JSON.stringify(host)} is not an IP address`);
   return { host, port };
 }
 
-function num(
-  env: Record<string, string | undefined>,
-  name: string,
-  def: number,
-  min: number,
-  max: number,
-): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === "") return def;
-  const v = Number(raw);
-  if (!Number.isFinite(v) || v < min || v > max)
-    throw new ConfigError(`${name}: expected a number in ${min}-${max}, got ${JSON.stringify(raw)}`);
-  return v;
-}
-
 export function loadConfig(env: Record<string, string | undefined> = process.env): DashboardConfig {
+  const r = new EnvReader(env, "dashboard");
   const http = listenAddress(env.DASHBOARD_HTTP ?? "127.0.0.1:9090", "DASHBOARD_HTTP");
   let prometheusUrl: string | null = null;
   if (env.PROMETHEUS_URL !== undefined && env.PROMETHEUS_URL.trim() !== "") {
@@ -117,36 +104,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("scheme");
       prometheusUrl = u.toString().replace(/\/$/, "");
     } catch {
-      throw new ConfigError(`PROMETHEUS_URL: ${JSON.stringify(env.PROMETHEUS_URL)} is not an http(s) URL`);
+      throw problem(`PROMETHEUS_URL: ${JSON.stringify(env.PROMETHEUS_URL)} is not an http(s) URL`);
     }
   }
   const targets = parseTargets(env.DASHBOARD_TARGETS ?? "");
   if (prometheusUrl === null && targets.length === 0)
-    throw new ConfigError(
+    throw problem(
       'DASHBOARD_TARGETS: required unless PROMETHEUS_URL is set (e.g. "relay-pop{pop=1}=http://127.0.0.1:9301/metrics")',
     );
-  const scrapeIntervalMs = num(
-    env,
-    "DASHBOARD_SCRAPE_INTERVAL_MS",
-    prometheusUrl ? 15_000 : 2000,
-    100,
-    300_000,
-  );
-  const scrapeTimeoutMs = num(
-    env,
-    "DASHBOARD_SCRAPE_TIMEOUT_MS",
-    Math.min(scrapeIntervalMs, 5000),
-    50,
-    60_000,
-  );
-  const windowS = num(env, "DASHBOARD_WINDOW_S", prometheusUrl ? 60 : 30, 1, 86_400);
-  const retentionS = num(env, "DASHBOARD_RETENTION_S", 3600, 10, 7 * 86_400);
+  const scrapeIntervalMs = r.num("DASHBOARD_SCRAPE_INTERVAL_MS", 100, 300_000, prometheusUrl ? 15_000 : 2000);
+  const scrapeTimeoutMs = r.num("DASHBOARD_SCRAPE_TIMEOUT_MS", 50, 60_000, Math.min(scrapeIntervalMs, 5000));
+  const windowS = r.num("DASHBOARD_WINDOW_S", 1, 86_400, prometheusUrl ? 60 : 30);
+  const retentionS = r.num("DASHBOARD_RETENTION_S", 10, 7 * 86_400, 3600);
+  const refreshMs = r.num("DASHBOARD_REFRESH_MS", 100, 300_000, prometheusUrl ? 5000 : scrapeIntervalMs);
+  r.done();
   if (retentionS * 1000 < 2 * scrapeIntervalMs)
-    throw new ConfigError("DASHBOARD_RETENTION_S: must hold at least two scrapes");
+    throw problem("DASHBOARD_RETENTION_S: must hold at least two scrapes");
   if ((retentionS * 1000) / scrapeIntervalMs > 200_000)
-    throw new ConfigError(
-      "DASHBOARD_RETENTION_S: more than 200000 snapshots; raise the interval or lower retention",
-    );
-  const refreshMs = num(env, "DASHBOARD_REFRESH_MS", prometheusUrl ? 5000 : scrapeIntervalMs, 100, 300_000);
+    throw problem("DASHBOARD_RETENTION_S: more than 200000 snapshots; raise the interval or lower retention");
   return { http, targets, prometheusUrl, scrapeIntervalMs, scrapeTimeoutMs, windowS, retentionS, refreshMs };
 }

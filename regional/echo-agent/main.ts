@@ -1,7 +1,8 @@
 // Echo agent process: `npx node regional/echo-agent/main.ts`.
 // Env: ECHO_AGENT_LISTEN (default 127.0.0.1:8090), ECHO_DELAY_MS (default 0), LOG_LEVEL.
+
+import { type ConfigError, EnvReader } from "../../shared/config/env-reader.ts";
 import { createLogger } from "../common/log.ts";
-import { type ConfigError, EnvReader } from "../transceiver/config.ts";
 import { startEchoAgent } from "./agent.ts";
 
 const log = createLogger({ svc: "echo-agent" });

@@ -3,6 +3,7 @@
 // the variable it came from; secrets are never echoed.
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
+import { ConfigError, EnvReader } from "../../shared/config/env-reader.ts";
 import { parseKeyring } from "../../shared/keys.ts";
 import { parseHostPort } from "../../shared/topology/address.ts";
 import { parseTopology, type Topology } from "../../shared/topology/schema.ts";
@@ -10,6 +11,8 @@ import type { FlowLimits } from "./core/flow-table.ts";
 import { DEFAULT_RESTORE_LIMITS, type RestoreLimits } from "./core/restore.ts";
 import { checkTimers, DEFAULT_TIMERS, type FlowTimers } from "./core/timers.ts";
 import { parseStaticRegistry } from "./registry/registry.ts";
+
+export { ConfigError } from "../../shared/config/env-reader.ts";
 
 export type RelayRole = "pop" | "cluster";
 
@@ -42,20 +45,11 @@ export interface RelayConfig {
   registryRefreshMs: number;
 }
 
-export class ConfigError extends Error {
-  override readonly name = "ConfigError";
-  readonly problems: string[];
-  constructor(problems: string[]) {
-    super(`invalid relay configuration:\n  ${problems.join("\n  ")}`);
-    this.problems = problems;
-  }
-}
-
 type Env = Record<string, string | undefined>;
 
 /** Reads and validates the configuration; throws ConfigError listing every problem. */
 export function loadConfig(env: Env = process.env): RelayConfig {
-  const problems: string[] = [];
+  let problems: string[] = [];
   let vars: Env = env;
   const file = env.RELAY_CONFIG_FILE;
   if (file) {
@@ -71,16 +65,11 @@ export function loadConfig(env: Env = process.env): RelayConfig {
     }
   }
 
-  const int = (name: string, def: number, min: number, max: number): number => {
-    const v = vars[name];
-    if (v === undefined || v === "") return def;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < min || n > max) {
-      problems.push(`${name}: must be an integer ${min}-${max}, got ${JSON.stringify(v)}`);
-      return def;
-    }
-    return n;
-  };
+  const reader = new EnvReader(vars, "relay");
+  reader.problems.push(...problems);
+  problems = reader.problems;
+  const int = (name: string, def: number, min: number, max: number): number =>
+    reader.int(name, min, max, def);
 
   const role = vars.RELAY_ROLE;
   if (role !== "pop" && role !== "cluster") {
@@ -184,7 +173,7 @@ export function loadConfig(env: Env = process.env): RelayConfig {
   );
   const socketBufferBytes = int("RELAY_SOCKET_BUFFER", 4 * 1024 * 1024, 65_536, 1 << 30);
   const registryRefreshMs = int("RELAY_REGISTRY_REFRESH_MS", 1_000, 50, 60_000);
-  if (problems.length > 0 || topology === null) throw new ConfigError(problems);
+  if (problems.length > 0 || topology === null) throw new ConfigError(problems, "relay");
   return {
     role: role as RelayRole,
     id,

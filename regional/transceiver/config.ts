@@ -2,10 +2,14 @@
 // problem reported at once, naming the variable) or directly by tests and embedders.
 import { readFileSync } from "node:fs";
 import { CALL_ID_MAX_KEY_ID } from "../../shared/callid/callid.ts";
+import { EnvReader } from "../../shared/config/env-reader.ts";
 import { HINT_MAX_KEY_ID } from "../../shared/hint/layout.ts";
-import { type Keyring, parseKeyring } from "../../shared/keys.ts";
+import type { Keyring } from "../../shared/keys.ts";
 import { type HostPort, parseHostPort } from "../../shared/topology/address.ts";
 import { parseTopology } from "../../shared/topology/schema.ts";
+
+// The reader and its error live in shared/config; re-exported for this wing's other entry points.
+export { ConfigError, EnvReader } from "../../shared/config/env-reader.ts";
 
 export interface TransceiverConfig {
   clusterId: number;
@@ -50,97 +54,7 @@ export interface TransceiverConfig {
   replayWindowMs: number;
 }
 
-export class ConfigError extends Error {
-  override readonly name = "ConfigError";
-  readonly problems: string[];
-  constructor(problems: string[]) {
-    super(`invalid configuration:\n  ${problems.join("\n  ")}`);
-    this.problems = problems;
-  }
-}
-
 type Env = Record<string, string | undefined>;
-
-export class EnvReader {
-  readonly problems: string[] = [];
-  readonly env: Env;
-  constructor(env: Env) {
-    this.env = env;
-  }
-  str(name: string, fallback?: string): string {
-    const v = this.env[name]?.trim();
-    if (v === undefined || v === "") {
-      if (fallback !== undefined) return fallback;
-      this.problems.push(`${name}: required`);
-      return "";
-    }
-    return v;
-  }
-  optional(name: string): string | undefined {
-    const v = this.env[name]?.trim();
-    return v === undefined || v === "" ? undefined : v;
-  }
-  int(name: string, min: number, max: number, fallback?: number): number {
-    const raw = this.env[name]?.trim();
-    if (raw === undefined || raw === "") {
-      if (fallback !== undefined) return fallback;
-      this.problems.push(`${name}: required (an integer ${min}-${max})`);
-      return min;
-    }
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max) {
-      this.problems.push(`${name}: must be an integer ${min}-${max}, got ${JSON.stringify(raw)}`);
-      return min;
-    }
-    return n;
-  }
-  hostPort(name: string, fallback?: string): HostPort {
-    const raw = this.str(name, fallback);
-    const hp = parseHostPort(raw.replace(/:0$/, ":65535"));
-    if (typeof hp === "string") {
-      if (raw !== "") this.problems.push(`${name}: ${hp}`);
-      return { host: "127.0.0.1", port: 0, ipv6: false };
-    }
-    return { ...hp, port: raw.endsWith(":0") ? 0 : hp.port };
-  }
-  keyring(name: string, maxId: number): Keyring {
-    try {
-      return parseKeyring(this.env[name], name, maxId);
-    } catch (e) {
-      this.problems.push((e as Error).message);
-      return { active: { id: 0, secret: new Uint8Array(32) }, keys: [] };
-    }
-  }
-  secret(name: string, minBytes: number): Uint8Array {
-    const raw = this.env[name]?.trim();
-    if (!raw) {
-      this.problems.push(`${name}: required (base64, at least ${minBytes} bytes)`);
-      return new Uint8Array(0);
-    }
-    const bytes = /^[A-Za-z0-9+/_-]+={0,2}$/.test(raw) ? new Uint8Array(Buffer.from(raw, "base64")) : null;
-    if (!bytes) {
-      this.problems.push(`${name}: not base64`);
-      return new Uint8Array(0);
-    }
-    if (bytes.length < minBytes) {
-      this.problems.push(`${name}: has ${bytes.length} bytes, at least ${minBytes} are required`);
-    }
-    return bytes;
-  }
-  url(name: string, fallback: string, schemes: RegExp): string {
-    const v = this.str(name, fallback);
-    try {
-      const u = new URL(v);
-      if (!schemes.test(u.protocol)) this.problems.push(`${name}: scheme ${u.protocol} is not allowed`);
-    } catch {
-      this.problems.push(`${name}: not a URL: ${JSON.stringify(v)}`);
-    }
-    return v;
-  }
-  done(): void {
-    if (this.problems.length > 0) throw new ConfigError(this.problems);
-  }
-}
 
 /** Builds the configuration from environment variables (docs/transceiver.md lists them). */
 export function loadConfig(

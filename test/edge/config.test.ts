@@ -122,7 +122,7 @@ describe("secrets", () => {
       bindings: { ...secrets.bindings, CLUSTER_TIMEOUT_MS: "soon" },
     });
     const body = (await (await call(x)).json()) as { error: { message: string } };
-    expect(body.error.message).toBe("CLUSTER_TIMEOUT_MS must be an integer 50-30000");
+    expect(body.error.message).toBe('CLUSTER_TIMEOUT_MS: must be an integer 50-30000, got "soon"');
   });
 });
 
