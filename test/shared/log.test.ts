@@ -1,6 +1,9 @@
-// regional/common/log.ts: JSON lines, levels, child loggers, address redaction.
+// shared/log through both adapters (regional/common/log.ts on Node, edge/log.ts in the isolate):
+// JSON lines, levels, child loggers, address redaction.
 import { describe, expect, it } from "vitest";
+import { createLogger as createEdgeLogger, redactIp } from "../../edge/log.ts";
 import { createLogger, redactAddress } from "../../regional/common/log.ts";
+import { createJsonLogger } from "../../shared/log/logger.ts";
 
 function capture(level: "debug" | "info" | "warn" | "error" = "info") {
   const lines: string[] = [];
@@ -68,5 +71,47 @@ describe("redactAddress", () => {
       const r = redactAddress(a);
       expect(r).not.toMatch(/\.3\b|bbbb|ffff|4000/);
     }
+  });
+});
+
+describe("one logger for every runtime", () => {
+  it("takes its clock from the adapter (the shared core reads none)", () => {
+    const lines: string[] = [];
+    const log = createJsonLogger({
+      base: { svc: "t" },
+      level: "info",
+      write: (l) => lines.push(l),
+      now: () => 0,
+    });
+    log.info("at epoch");
+    expect(JSON.parse(lines[0]!)).toEqual({
+      ts: "1970-01-01T00:00:00.000Z",
+      level: "info",
+      msg: "at epoch",
+      svc: "t",
+    });
+  });
+
+  it("the edge adapter writes the same records, tagged svc=edge, and treats an unknown level as info", () => {
+    const lines: string[] = [];
+    const log = createEdgeLogger("loud", (l) => lines.push(l));
+    log.debug("hidden");
+    log.child({ route: "calls.create" }).info("served", { status: 201 });
+    expect(lines.map((l) => JSON.parse(l))).toEqual([
+      expect.objectContaining({
+        level: "info",
+        msg: "served",
+        svc: "edge",
+        route: "calls.create",
+        status: 201,
+      }),
+    ]);
+  });
+
+  it("the edge redacts client addresses as the regional services do", () => {
+    expect(redactIp("203.0.113.77")).toBe(redactAddress("203.0.113.77"));
+    expect(redactIp("2001:db8:1234:5678::1")).toBe("2001:db8:1234::/48");
+    expect(redactIp(null)).toBe("unknown");
+    expect(redactIp("not an ip")).toBe("redacted");
   });
 });

@@ -1,6 +1,6 @@
-// regional/common/metrics.ts: Prometheus text exposition format 0.0.4.
+// shared/metrics/registry.ts: Prometheus text exposition format 0.0.4.
 import { describe, expect, it } from "vitest";
-import { LATENCY_BUCKETS, PROMETHEUS_CONTENT_TYPE, Registry } from "../../regional/common/metrics.ts";
+import { LATENCY_BUCKETS, PROMETHEUS_CONTENT_TYPE, Registry } from "../../shared/metrics/registry.ts";
 
 /** Parses sample lines into name{labels} → value (a minimal reader of the text format). */
 function samples(text: string): Map<string, string> {
@@ -97,5 +97,17 @@ describe("Registry.render", () => {
     for (let i = 1; i < LATENCY_BUCKETS.length; i++)
       expect(LATENCY_BUCKETS[i]!).toBeGreaterThan(LATENCY_BUCKETS[i - 1]!);
     expect(PROMETHEUS_CONTENT_TYPE).toBe("text/plain; version=0.0.4; charset=utf-8");
+  });
+});
+
+describe("tryWith (labels from requests)", () => {
+  it("drops a new label set beyond the bound instead of throwing, and keeps counting the old ones", () => {
+    const r = new Registry();
+    const c = r.counter("gr_test_requests_total", "t", ["id"]);
+    for (let i = 0; i < 2000; i++) c.tryWith({ id: String(i) })!.inc();
+    expect(c.tryWith({ id: "new" })).toBeUndefined();
+    c.tryWith({ id: "7" })!.inc();
+    expect(c.with({ id: "7" }).value).toBe(2);
+    expect(r.render()).not.toContain('id="new"');
   });
 });
