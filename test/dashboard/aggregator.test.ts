@@ -10,7 +10,7 @@ import type { PanelData } from "../../regional/dashboard/core/evaluate.ts";
 import { LocalSource } from "../../regional/dashboard/local.ts";
 import { type DashboardServer, startServer } from "../../regional/dashboard/server.ts";
 import type { DashboardMeta, PanelsResponse } from "../../regional/dashboard/source.ts";
-import { freePort } from "../support/ports.ts";
+import { freeTcpPort } from "../support/ports.ts";
 import { getJson, type MetricsServer, serveRegistry, startProcess } from "./support.ts";
 
 function relayRegistry(pop: string) {
@@ -50,7 +50,7 @@ describe("local aggregator over real HTTP", () => {
     servers.push(await serveRegistry(() => "oops", "/metrics", 500));
     hung = createServer(() => {}); // accepts, never answers
     await new Promise<void>((r) => hung.listen(0, "127.0.0.1", r));
-    const dead = await freePort();
+    const dead = await freeTcpPort();
     const targets = parseTargets(
       [
         `relay-pop1{pop=1}=${servers[0]!.url}`,

@@ -16,7 +16,7 @@ import { LocalSource } from "../../regional/dashboard/local.ts";
 import { PrometheusSource } from "../../regional/dashboard/prometheus.ts";
 import type { PanelsResponse } from "../../regional/dashboard/source.ts";
 import { which } from "../../scripts/lib/system-deps.ts";
-import { freePort } from "../support/ports.ts";
+import { freeTcpPort } from "../support/ports.ts";
 import { getJson, type MetricsServer, serveRegistry, startProcess } from "./support.ts";
 
 interface Vector {
@@ -63,7 +63,7 @@ describe("local aggregator vs a real Prometheus", () => {
     promServer = await serveRegistry(reg);
     localServer = await serveRegistry(reg);
     dir = mkdtempSync(join(tmpdir(), "gr-prom-"));
-    const port = await freePort();
+    const port = await freeTcpPort();
     promUrl = `http://127.0.0.1:${port}`;
     writeFileSync(
       join(dir, "prometheus.yml"),

@@ -3,6 +3,7 @@
 // started again restores the browser's flow from Redis on the first media datagram. One file, so
 // the two systems (and browsers) never run at the same time.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "../support/wait.ts";
 import { callStatus, type E2E, openDemo, popFlow, startE2E, waitDemo } from "./harness.ts";
 
 describe("browser end to end (memory only)", () => {
@@ -69,15 +70,11 @@ describe("browser end to end (memory only)", () => {
     // Hang-up ends the session and the relay's flow.
     await page.click("#hangup");
     await waitDemo(page, (s) => s.state === "closed", "closed");
-    const until = Date.now() + 10_000;
-    let ended = await callStatus(e, callId);
-    let gone = await popFlow(e, clientAddress);
-    while ((ended.status === 200 && ended.body.state !== "ended") || gone.status !== 404) {
-      if (Date.now() > until) break;
-      await new Promise((r) => setTimeout(r, 200));
-      ended = await callStatus(e, callId);
-      gone = await popFlow(e, clientAddress);
-    }
+    const [ended, gone] = await waitFor(
+      () => Promise.all([callStatus(e, callId), popFlow(e, clientAddress)]),
+      ([st, flow]) => (st.status === 404 || st.body.state === "ended") && flow.status === 404,
+      "the session ended and the POP's flow gone",
+    );
     expect(ended.status === 404 || ended.body.state === "ended").toBe(true);
     expect(gone.status).toBe(404);
     await page.close();

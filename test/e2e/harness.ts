@@ -3,6 +3,7 @@
 import type { Page } from "playwright-core";
 import { type BrowserHandle, launchChromium } from "../support/chromium.ts";
 import { type NamespacedSystem, startNamespacedSystem } from "../support/namespaced-system.ts";
+import { waitFor } from "../support/wait.ts";
 
 export { callStatus } from "../support/namespaced-system.ts";
 
@@ -55,22 +56,12 @@ export const demoState = (page: Page): Promise<DemoState> =>
   page.evaluate(() => (window as unknown as { grDemo: DemoState }).grDemo);
 
 /** Polls the page's state until `pred` holds; the failure message shows the last state. */
-export async function waitDemo(
+export const waitDemo = (
   page: Page,
   pred: (s: DemoState) => boolean,
   what: string,
-  timeoutMs = 20_000,
-): Promise<DemoState> {
-  const until = Date.now() + timeoutMs;
-  let s = await demoState(page);
-  while (!pred(s)) {
-    if (Date.now() > until)
-      throw new Error(`timed out waiting for ${what}; page state: ${JSON.stringify(s)}`);
-    await new Promise((r) => setTimeout(r, 100));
-    s = await demoState(page);
-  }
-  return s;
-}
+  timeoutMs?: number,
+): Promise<DemoState> => waitFor(() => demoState(page), pred, what, timeoutMs);
 
 /** Opens the demo page; `cf` (if given) is what the edge sees as request.cf for the call. */
 export async function openDemo(e: E2E, cf?: Record<string, unknown>): Promise<Page> {

@@ -75,7 +75,7 @@ describe("edge + real transceiver", () => {
     await client.setAnswer(answer);
     await client.connected();
     for (let i = 0; i < 20; i++) client.sendAudio(Buffer.from([7, i]), i, i * 960);
-    await until(() => client.received.some((p) => p.payload[0] === 7), 5000, "echoed audio");
+    await until(() => client.received.some((p) => p.payload[0] === 7), "echoed audio");
 
     const status = await e.fetch(location, { headers: auth });
     expect(status.status).toBe(200);
@@ -134,13 +134,13 @@ describe("edge + real transceiver", () => {
       ws.once("error", reject);
     });
     ws.send(JSON.stringify({ type: "offer", sdp: await client.createOffer() }));
-    await until(() => messages.some((m) => m.type === "answer" || m.type === "error"), 10_000, "answer");
+    await until(() => messages.some((m) => m.type === "answer" || m.type === "error"), "answer");
     const answer = messages.find((m) => m.type === "answer");
     expect(answer, JSON.stringify(messages)).toBeDefined();
     await client.setAnswer(String(answer!.sdp));
     await client.connected();
     ws.send(JSON.stringify({ type: "hangup" }));
-    await until(() => messages.some((m) => m.type === "ended"), 10_000, "ended");
+    await until(() => messages.some((m) => m.type === "ended"), "ended");
     ws.close();
   });
 });

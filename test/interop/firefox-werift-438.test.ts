@@ -8,8 +8,8 @@ import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RTCPeerConnection } from "werift";
 import { disableStunFallback } from "../../regional/transceiver/werift-glue.ts";
-import { waitFor } from "../support/namespaced-system.ts";
 import { createNetns, type NetnsHandle } from "../support/netns.ts";
+import { waitFor } from "../support/wait.ts";
 import { type FirefoxRun, launchFirefox } from "./firefox.ts";
 
 const PAGE = `<!doctype html><title>werift 438</title><script type="module">

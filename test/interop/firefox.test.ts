@@ -3,12 +3,8 @@
 // (?autostart=1) and reports window.grDemo to the test's HTTP server, whose replies send the
 // data-channel ping and the hang-up.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  callStatus,
-  type NamespacedSystem,
-  startNamespacedSystem,
-  waitFor,
-} from "../support/namespaced-system.ts";
+import { callStatus, type NamespacedSystem, startNamespacedSystem } from "../support/namespaced-system.ts";
+import { waitFor } from "../support/wait.ts";
 import { launchFirefox, type Report, type ReportServer, startReportServer } from "./firefox.ts";
 
 describe("Firefox ESR through the local system (demo page, memory only)", () => {

@@ -122,7 +122,7 @@ describe("offers from other stacks", () => {
     const { callId, answer } = await connect(p);
     expect(answerCodecs(answer)[0]).toBe("pcmu");
     await talk(p, 40);
-    await until(() => p.received.length >= 30, 5000, "echoed PCMU");
+    await until(() => p.received.length >= 30, "echoed PCMU");
     expect(p.received.every((x) => x.header.payloadType === 0)).toBe(true);
     expect((await status(callId)).codec).toBe("pcmu");
     await p.close();
@@ -133,7 +133,7 @@ describe("offers from other stacks", () => {
     const { callId, answer } = await connect(p, (s) => s.replace(/^a=rtpmap:0 PCMU\/8000\r\n/m, ""));
     expect(answer).toMatch(/^m=audio \d+ \S+ 0\r?$/m);
     await talk(p, 40);
-    await until(() => p.received.length >= 30, 5000, "echoed PCMU");
+    await until(() => p.received.length >= 30, "echoed PCMU");
     expect((await status(callId)).codec).toBe("pcmu");
     await p.close();
   });
@@ -143,7 +143,7 @@ describe("offers from other stacks", () => {
     const { answer } = await connect(p, (s) => s.replaceAll("a=setup:actpass", "a=setup:active"));
     expect(setupOf(answer)).toBe("passive");
     await talk(p, 30);
-    await until(() => p.received.length >= 20, 5000, "echoed audio");
+    await until(() => p.received.length >= 20, "echoed audio");
     await p.close();
   });
 
@@ -152,7 +152,7 @@ describe("offers from other stacks", () => {
     const { answer } = await connect(p, (s) => s.replaceAll("a=setup:actpass", "a=setup:passive"));
     expect(setupOf(answer)).toBe("active");
     await talk(p, 30);
-    await until(() => p.received.length >= 20, 5000, "echoed audio");
+    await until(() => p.received.length >= 20, "echoed audio");
     await p.close();
   });
 
@@ -163,7 +163,7 @@ describe("offers from other stacks", () => {
     const second = answer.slice(answer.lastIndexOf("m=audio"), answer.indexOf("m=application"));
     expect(second).toMatch(/^a=(recvonly|inactive)\r?$/m);
     await talk(p, 30);
-    await until(() => p.received.length >= 20, 5000, "echoed audio");
+    await until(() => p.received.length >= 20, "echoed audio");
     expect((await status(callId)).state).toBe("connected");
     await p.close();
   });
@@ -172,7 +172,7 @@ describe("offers from other stacks", () => {
     const p = peer({ codecs: [useOPUS()] });
     await connect(p, (s) => s.replace(/\r\n/g, "\n"));
     await talk(p, 30);
-    await until(() => p.received.length >= 20, 5000, "echoed audio");
+    await until(() => p.received.length >= 20, "echoed audio");
     await p.close();
   });
 
@@ -181,7 +181,7 @@ describe("offers from other stacks", () => {
     const { callId, answer } = await connect(p);
     expect(answer).toMatch(/^a=recvonly\r?$/m);
     await talk(p, 50);
-    await until(async () => (await status(callId)).backend.framesFromBackend >= 40, 5000, "echo frames");
+    await until(async () => (await status(callId)).backend.framesFromBackend >= 40, "echo frames");
     await sleep(200);
     expect(p.received).toHaveLength(0);
     await p.close();

@@ -2,12 +2,8 @@
 // publishes to the edge's WHIP endpoint from inside a private network namespace, through the whole
 // local system: edge → cluster → transceiver; media POP → backbone → transceiver → echo agent.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  callStatus,
-  type NamespacedSystem,
-  startNamespacedSystem,
-  waitFor,
-} from "../support/namespaced-system.ts";
+import { callStatus, type NamespacedSystem, startNamespacedSystem } from "../support/namespaced-system.ts";
+import { waitFor } from "../support/wait.ts";
 import { OPUS_PIPELINE, prepareWhipEnv, runWhipClient, VP8_PIPELINE, type WhipEnv } from "./whip-client.ts";
 
 interface Status {

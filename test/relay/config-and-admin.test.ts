@@ -16,6 +16,7 @@ import {
   FrameType,
   newFrameHeader,
 } from "../../shared/backbone/frame.ts";
+import { VIRTUAL_TIMERS } from "../support/relay-timers.ts";
 import { bindingRequest, bindingSuccess, HINT_KEYS, hint, rtp, txid, verifier } from "./fixtures.ts";
 
 const TOPO = join(import.meta.dirname, "../../config/topology.local.json");
@@ -146,13 +147,7 @@ describe("IPv6 clients", () => {
       transceivers: { has: () => false },
       hint: verifier(),
       limits: { maxFlows: 100, maxFlowsPerPrefix: 100, maxHalfOpenPerPrefix: 2 },
-      timers: {
-        tickMs: 100,
-        halfOpenMs: 2_000,
-        idleMs: 40_000,
-        maxLifetimeMs: 600_000,
-        mirrorRefreshMs: 10_000,
-      },
+      timers: VIRTUAL_TIMERS,
       mirror: false,
       restore: null,
       now: 0,

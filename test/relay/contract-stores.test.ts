@@ -12,9 +12,10 @@ import { type FlowStore, MemoryFlowStore } from "../../regional/relay/store/flow
 import { connectRedis } from "../../regional/relay/store/redis.ts";
 import { RedisFlowStore } from "../../regional/relay/store/redis-flow-store.ts";
 import { type TransceiverHeartbeat, transceiverKey } from "../../shared/membership.ts";
-import { startRedis, type TestRedis } from "./redis-server.ts";
+import { type RedisHandle, startRedis } from "../support/redis.ts";
+import { until } from "../support/wait.ts";
 
-let server: TestRedis;
+let server: RedisHandle;
 let admin: Redis;
 beforeAll(async () => {
   server = await startRedis();
@@ -24,14 +25,6 @@ afterAll(async () => {
   admin.disconnect();
   await server.stop();
 });
-
-async function until(f: () => Promise<boolean> | boolean, ms = 5_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await f())) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 interface StoreCase {
   name: string;
@@ -53,7 +46,7 @@ describe.each(stores)("FlowStore contract: $name", ({ make }) => {
       } catch {
         return false;
       }
-    });
+    }, "the store to answer");
     const rec = { clusterId: 2, transceiverId: 17, popId: 3, ageMs: 1_500 };
     expect(await s.get("198.51.100.7", 40000)).toBeNull();
     await s.put("198.51.100.7", 40000, rec, 60_000);
@@ -77,11 +70,11 @@ describe.each(stores)("FlowStore contract: $name", ({ make }) => {
       } catch {
         return false;
       }
-    });
+    }, "the store to answer");
     await s.put("198.51.100.9", 1, { clusterId: 1, transceiverId: 1, popId: 1, ageMs: 0 }, 30);
     // Redis expires on its own clock; the memory store on the injected one: advance both.
     wall += 1_000;
-    await until(async () => (await s.get("198.51.100.9", 1)) === null);
+    await until(async () => (await s.get("198.51.100.9", 1)) === null, "the flow to expire");
     await s.close();
   });
 });
@@ -163,7 +156,7 @@ describe.each(registries)("TransceiverRegistry contract: $name", ({ make }) => {
       } catch {
         return false;
       }
-    });
+    }, "the registry to refresh");
     expect(r.has(1)).toBe(false);
     await announce(beat(1, "127.0.0.1:6101"));
     await announce(beat(2, "127.0.0.1:6102"));

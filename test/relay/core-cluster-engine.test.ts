@@ -4,6 +4,7 @@ import { ClusterEngine } from "../../regional/relay/core/cluster-engine.ts";
 import { SourceList } from "../../regional/relay/core/sources.ts";
 import { Action, Drop, PeerKind } from "../../regional/relay/core/types.ts";
 import { FrameType } from "../../shared/backbone/frame.ts";
+import { VIRTUAL_TIMERS } from "../support/relay-timers.ts";
 import { bindingRequest, bindingSuccess, frame, hint, rtp, txid } from "./fixtures.ts";
 
 const T0 = 5_000;
@@ -17,13 +18,7 @@ function engine(): ClusterEngine {
     popBackbone: new Map([[3, { address: "10.9.0.1", port: 4478 }]]),
     transceivers: { has: (id) => id === 4 || id === 5 },
     limits: { maxFlows: 100, maxFlowsPerPrefix: 100, maxHalfOpenPerPrefix: 10 },
-    timers: {
-      tickMs: 100,
-      halfOpenMs: 2_000,
-      idleMs: 40_000,
-      maxLifetimeMs: 600_000,
-      mirrorRefreshMs: 10_000,
-    },
+    timers: VIRTUAL_TIMERS,
     now: T0,
   });
 }

@@ -6,6 +6,7 @@ import { RttKind } from "../../regional/relay/core/rtt.ts";
 import { SourceList } from "../../regional/relay/core/sources.ts";
 import { Action, Drop, PeerKind } from "../../regional/relay/core/types.ts";
 import { FlowCloseReason, FrameType } from "../../shared/backbone/frame.ts";
+import { VIRTUAL_TIMERS } from "../support/relay-timers.ts";
 import {
   bindingRequest,
   bindingSuccess,
@@ -34,13 +35,7 @@ function engine(over: Partial<PopEngineConfig> = {}): { e: PopEngine; rtts: [num
     transceivers: { has: (id) => id === 5 },
     hint: verifier(),
     limits: { maxFlows: 1000, maxFlowsPerPrefix: 100, maxHalfOpenPerPrefix: 10 },
-    timers: {
-      tickMs: 100,
-      halfOpenMs: 2_000,
-      idleMs: 40_000,
-      maxLifetimeMs: 600_000,
-      mirrorRefreshMs: 10_000,
-    },
+    timers: VIRTUAL_TIMERS,
     mirror: false,
     restore: null,
     rtt: { rtt: (k, c, ms) => rtts.push([k, c, ms]) },

@@ -7,25 +7,12 @@ import { DEFAULT_RESTORE_LIMITS } from "../../regional/relay/core/restore.ts";
 import { FRAME_HEADER_BYTES, FrameType } from "../../shared/backbone/frame.ts";
 import { newStunView, readStun } from "../../shared/stun/reader.ts";
 import type { Topology } from "../../shared/topology/schema.ts";
+import { freeUdpPort } from "../support/ports.ts";
+import { FAST_TIMERS } from "../support/relay-timers.ts";
 import { bindingSuccess, frame, HINT_KEYS, readFrame } from "./fixtures.ts";
 
-export async function freeUdpPort(host = "127.0.0.1"): Promise<number> {
-  const s = dgram.createSocket("udp4");
-  await new Promise<void>((r) => s.bind(0, host, () => r()));
-  const port = s.address().port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
-
-export async function until<T>(f: () => T | Promise<T>, what: string, ms = 8_000): Promise<NonNullable<T>> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+export { freeUdpPort } from "../support/ports.ts";
+export { until } from "../support/wait.ts";
 
 export interface Ports {
   vip: number;
@@ -73,13 +60,6 @@ export function topology(p: Ports, opts: { colocated?: boolean; popCidrs?: strin
   };
 }
 
-export const FAST_TIMERS = {
-  tickMs: 20,
-  halfOpenMs: 300,
-  idleMs: 600,
-  maxLifetimeMs: 60_000,
-  mirrorRefreshMs: 200,
-};
 
 export function relayConfig(
   role: "pop" | "cluster",

@@ -12,6 +12,7 @@ import { SourceList } from "../../regional/relay/core/sources.ts";
 import { Action, PeerKind } from "../../regional/relay/core/types.ts";
 import { RelayWorker } from "../../regional/relay/shell/worker.ts";
 import { FrameType } from "../../shared/backbone/frame.ts";
+import { VIRTUAL_TIMERS } from "../support/relay-timers.ts";
 import {
   bindingRequest,
   bindingSuccess,
@@ -35,13 +36,7 @@ function rng(seed: number): () => number {
 
 const T0 = 10_000;
 const LIMITS = { maxFlows: 5_000, maxFlowsPerPrefix: 64, maxHalfOpenPerPrefix: 16 };
-const TIMERS = {
-  tickMs: 100,
-  halfOpenMs: 2_000,
-  idleMs: 40_000,
-  maxLifetimeMs: 3_600_000,
-  mirrorRefreshMs: 10_000,
-};
+const TIMERS = { ...VIRTUAL_TIMERS, maxLifetimeMs: 3_600_000 };
 
 /** Wraps a POP engine and checks every output against the invariants. */
 class CheckedPop {

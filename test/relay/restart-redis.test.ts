@@ -7,12 +7,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../regional/common/log.ts";
 import { RelayWorker } from "../../regional/relay/shell/worker.ts";
 import { transceiverKey } from "../../shared/membership.ts";
+import { type RedisHandle, startRedis } from "../support/redis.ts";
 import { bindingRequest, hint, rtp } from "./fixtures.ts";
 import { Client, FakeTransceiver, ports, relayConfig, topology, until } from "./harness.ts";
-import { startRedis, type TestRedis } from "./redis-server.ts";
 
 const log = createLogger({ test: "relay" }, "error");
-let redis: TestRedis;
+let redis: RedisHandle;
 let admin: Redis;
 const cleanup: (() => Promise<void>)[] = [];
 beforeAll(async () => {

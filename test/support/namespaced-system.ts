@@ -68,20 +68,3 @@ export async function callStatus(i: { system: LocalSystem }, callId: string): Pr
   });
   return { status: r.status, body: (await r.json().catch(() => ({}))) as Record<string, unknown> };
 }
-
-/** Polls `probe` until `pred` holds; the failure message shows the last value. */
-export async function waitFor<T>(
-  probe: () => Promise<T>,
-  pred: (v: T) => boolean,
-  what: string,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  let v = await probe();
-  while (!pred(v)) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 200));
-    v = await probe();
-  }
-  return v;
-}

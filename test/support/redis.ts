@@ -1,8 +1,9 @@
-// Starts a real, private redis-server on a free port for one test file. Never uses 6379.
+// Starts a real, private redis-server on a free loopback port for one test file. Never uses 6379.
 import { type ChildProcess, spawn } from "node:child_process";
 import { connect } from "node:net";
 import { which } from "../../scripts/lib/system-deps.ts";
-import { freePort } from "./ports.ts";
+import { freeTcpPort } from "./ports.ts";
+import { until } from "./wait.ts";
 
 export interface RedisHandle {
   url: string;
@@ -13,36 +14,54 @@ export interface RedisHandle {
   restart(): Promise<void>;
 }
 
-async function waitForPort(port: number, deadlineMs: number): Promise<void> {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = connect(port, "127.0.0.1");
-      s.once("connect", () => {
+/** Sends PING and resolves true on "+PONG": the server is up and serving, not only listening. */
+function pong(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(port, "127.0.0.1");
+    let got = "";
+    s.once("connect", () => s.write("PING\r\n"));
+    s.on("data", (d) => {
+      got += d.toString("latin1");
+      if (got.includes("\r\n")) {
         s.destroy();
-        resolve(true);
-      });
-      s.once("error", () => resolve(false));
+        resolve(got.startsWith("+PONG"));
+      }
     });
-    if (ok) return;
-    if (Date.now() > until) throw new Error(`redis-server did not listen on ${port}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    s.once("error", () => resolve(false));
+    s.once("close", () => resolve(false));
+  });
 }
 
-export async function startRedis(): Promise<RedisHandle> {
+/** `port`: a port to reuse (a test that stops the server and starts another in its place). */
+export async function startRedis(port?: number): Promise<RedisHandle> {
   const bin = which("redis-server");
-  if (!bin)
-    throw new Error(
-      "redis-server is not installed: run `npm test` (it installs it) or apt-get install redis-server",
-    );
-  const port = await freePort();
+  if (!bin) throw new Error("redis-server is not installed: run `npm run setup:system`");
+  const p = port ?? (await freeTcpPort());
   let child: ChildProcess | null = null;
   const launch = async (): Promise<void> => {
-    child = spawn(bin, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
-      stdio: "ignore",
-    });
-    await waitForPort(port, 10_000);
+    const c = spawn(
+      bin,
+      [
+        "--port",
+        String(p),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--loglevel",
+        "warning",
+      ],
+      { stdio: "ignore" },
+    );
+    child = c;
+    await until(
+      () => (c.exitCode !== null ? Promise.reject(new Error(`redis-server exited ${c.exitCode}`)) : pong(p)),
+      `redis-server to answer PING on port ${p}`,
+      undefined,
+      50,
+    );
   };
   const kill = async (): Promise<void> => {
     const c = child;
@@ -54,5 +73,5 @@ export async function startRedis(): Promise<RedisHandle> {
     });
   };
   await launch();
-  return { url: `redis://127.0.0.1:${port}`, port, stop: kill, kill, restart: launch };
+  return { url: `redis://127.0.0.1:${p}`, port: p, stop: kill, kill, restart: launch };
 }

@@ -167,7 +167,7 @@ describe("bad input gets a precise 4xx and leaves other sessions alone", () => {
     expect(huge.status).toBe(413);
     // The connected client still gets its echo.
     client.dc!.send(JSON.stringify({ type: "ping" }));
-    await until(() => client.messages.some((m) => m.includes("pong")), 5000, "pong after bad input");
+    await until(() => client.messages.some((m) => m.includes("pong")), "pong after bad input");
   });
 
   it("strips mDNS candidates and end-of-candidates before werift sees them", async () => {
@@ -304,7 +304,7 @@ describe("WebSocket signalling", () => {
     });
     // A refused offer can be corrected on the same socket.
     ws.send(JSON.stringify({ type: "offer", sdp: "v=0\r\nnot an offer" }));
-    await until(() => msgs.length > 0, 5000, "error for a bad offer");
+    await until(() => msgs.length > 0, "error for a bad offer");
     expect(msgs.shift()).toMatchObject({ type: "error", error: { code: "sdp_malformed" } });
     const client = createTestClient();
     ws.send(
@@ -315,7 +315,7 @@ describe("WebSocket signalling", () => {
         ingress: { vip: `${h.relay.vip.host}:${h.relay.vip.port}` },
       }),
     );
-    await until(() => msgs.length > 0, 5000, "answer");
+    await until(() => msgs.length > 0, "answer");
     const answer = msgs[0] as { type: string; sdp: string; callId: string; etag: string };
     expect(answer.type).toBe("answer");
     expect(answer.callId).toMatch(/^rtc_/);
@@ -324,13 +324,12 @@ describe("WebSocket signalling", () => {
     ws.send(JSON.stringify({ type: "event", event: { type: "ping" } }));
     await until(
       () => msgs.some((m) => m.type === "event" && (m.event as { type: string }).type === "pong"),
-      5000,
       "pong on ws",
     );
     ws.send(JSON.stringify({ type: "bogus" }));
-    await until(() => msgs.some((m) => m.type === "error"), 5000, "error message");
+    await until(() => msgs.some((m) => m.type === "error"), "error message");
     ws.send(JSON.stringify({ type: "hangup" }));
-    await until(() => msgs.some((m) => m.type === "ended"), 5000, "ended");
+    await until(() => msgs.some((m) => m.type === "ended"), "ended");
     expect(msgs.find((m) => m.type === "ended")).toEqual({ type: "ended", reason: "hangup" });
     await client.close();
     await sleep(10);

@@ -176,11 +176,11 @@ describe("gateway with static members (/healthz polls)", () => {
       ws.once("error", j);
     });
     ws.send(JSON.stringify({ type: "offer", sdp: uniqueOffer() }));
-    await until(() => msgs.length > 0, 5000, "answer through the gateway");
+    await until(() => msgs.length > 0, "answer through the gateway");
     expect(msgs[0]!.type).toBe("answer");
     expect([1, 2]).toContain(transceiverOfCallId(msgs[0]!.callId!));
     ws.send(JSON.stringify({ type: "hangup" }));
-    await until(() => msgs.some((m) => m.type === "ended"), 5000, "ended");
+    await until(() => msgs.some((m) => m.type === "ended"), "ended");
     ws.close();
   });
 
@@ -253,7 +253,7 @@ describe("membership through a real redis-server", () => {
       });
       const ttl = await reader.redis.pttl(transceiverKey(1, 11));
       expect(ttl).toBeGreaterThan(0);
-      await until(() => g.members.size === 2, 5000, "both members seen");
+      await until(() => g.members.size === 2, "both members seen");
       const r = await call(g.url, "POST", "/v1/sessions", { sdp: uniqueOffer() });
       expect(r.status).toBe(201);
       const { callId } = (await r.json()) as { callId: string };
@@ -262,13 +262,12 @@ describe("membership through a real redis-server", () => {
         async () =>
           parseHeartbeat((await reader.redis.get(transceiverKey(1, transceiverOfCallId(callId)!)))!)?.load ===
           1,
-        5000,
         "load announced",
       );
       // A stopped transceiver removes its record; the gateway forgets it.
       await t2.stop();
       expect(await reader.redis.get(transceiverKey(1, 12))).toBeNull();
-      await until(() => !g.members.has(12), 5000, "member 12 gone");
+      await until(() => !g.members.has(12), "member 12 gone");
     } finally {
       await g.stop();
       await t1.stop();

@@ -32,10 +32,10 @@ describe.concurrent("lifecycle", () => {
       const alive = await h.connectClient();
       const addr = (await status(h, callId)).clientAddress!;
       h.relay.blackhole(Number(addr.split(":")[1]));
-      await until(async () => (await status(h, callId)).state === "ended", 15_000, "dead client detected");
+      await until(async () => (await status(h, callId)).state === "ended", "dead client detected");
       const st = await status(h, callId);
       expect(st.endReason).toBe("consent_lost");
-      await until(() => h.relay.flowCloses.some((f) => f.address === addr), 3000, "flowClose");
+      await until(() => h.relay.flowCloses.some((f) => f.address === addr), "flowClose");
       expect(h.relay.flowCloses.find((f) => f.address === addr)!.reason).toBe(FlowCloseReason.consentLost);
       // The other client, which kept answering, is untouched.
       expect((await status(h, alive.callId)).state).toBe("connected");
@@ -45,9 +45,9 @@ describe.concurrent("lifecycle", () => {
   it("ends a session at its maximum duration", async () => {
     await withHarness({ maxSessionMs: 1500 }, async (h) => {
       const { callId } = await h.connectClient();
-      await until(async () => (await status(h, callId)).state === "ended", 5000, "max duration");
+      await until(async () => (await status(h, callId)).state === "ended", "max duration");
       expect((await status(h, callId)).endReason).toBe("max_duration");
-      await until(() => h.relay.flowCloses.length > 0, 3000, "flowClose");
+      await until(() => h.relay.flowCloses.length > 0, "flowClose");
       expect(h.relay.flowCloses[0]!.reason).toBe(FlowCloseReason.maxDuration);
     });
   });
@@ -58,7 +58,7 @@ describe.concurrent("lifecycle", () => {
       const r = await h.call("POST", "/v1/sessions", { sdp: await c.createOffer() });
       const { callId } = (await r.json()) as { callId: string };
       await c.close();
-      await until(async () => (await status(h, callId)).state === "ended", 5000, "setup timeout");
+      await until(async () => (await status(h, callId)).state === "ended", "setup timeout");
       expect((await status(h, callId)).endReason).toBe("setup_timeout");
       expect(h.t.metrics.render()).toMatch(/gr_sessions_ended_total\{cluster="1",reason="setup_timeout"\} 1/);
     });
@@ -78,7 +78,7 @@ describe.concurrent("lifecycle", () => {
       expect(health.status).toBe("draining");
       // Still served while draining.
       client.dc!.send(JSON.stringify({ type: "ping" }));
-      await until(() => client.messages.some((m) => m.includes("pong")), 3000, "pong while draining");
+      await until(() => client.messages.some((m) => m.includes("pong")), "pong while draining");
       await drained;
       expect(h.t.ended.get(callId)?.status.endReason).toBe("drain");
       expect(h.relay.flowCloses.some((f) => f.reason === FlowCloseReason.drain)).toBe(true);
@@ -99,10 +99,9 @@ describe.concurrent("lifecycle", () => {
             client.sendAudio(Buffer.alloc(80, i), i, i * 960);
             await sleep(10);
           }
-          await until(() => h.t.metrics.backendDroppedToBackend.value > 0, 5000, "drops counted");
+          await until(() => h.t.metrics.backendDroppedToBackend.value > 0, "drops counted");
           await until(
             () => client.messages.some((m) => m.includes("transceiver.backend_dropped")),
-            5000,
             "client told",
           );
           const st = await status(h, callId);
@@ -129,9 +128,9 @@ describe.concurrent("lifecycle", () => {
     try {
       await withHarness({ backendUrl: `ws://127.0.0.1:${port}` }, async (h) => {
         const { client, callId } = await h.connectClient();
-        await until(() => client.dc?.readyState === "open", 5000, "dc open");
+        await until(() => client.dc?.readyState === "open", "dc open");
         client.dc!.send(JSON.stringify({ type: "ping" }));
-        await until(async () => (await status(h, callId)).state === "ended", 5000, "ended");
+        await until(async () => (await status(h, callId)).state === "ended", "ended");
         expect((await status(h, callId)).endReason).toBe("backend_closed");
         expect(client.messages.some((m) => m.includes("transceiver.backend_unavailable"))).toBe(true);
         expect(h.t.metrics.render()).toMatch(

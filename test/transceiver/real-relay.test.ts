@@ -152,10 +152,10 @@ describe("through the real POP and cluster relay", () => {
 
   it("echoes audio in order and round-trips events; the status shows the client's outside address", async () => {
     const sent = await talk(1, 50, 0);
-    await until(() => tagged(1).length >= 50, 5000, "echo");
+    await until(() => tagged(1).length >= 50, "echo");
     expect(tagged(1)).toEqual(sent);
     client.dc!.send(JSON.stringify({ type: "ping" }));
-    await until(() => client.messages.some((m) => m === '{"type":"pong"}'), 5000, "pong");
+    await until(() => client.messages.some((m) => m === '{"type":"pong"}'), "pong");
     const st = await status();
     expect(st.clientAddress).toBe(`127.0.0.1:${nat.outsidePort}`);
     expect(st.popId).toBe(7);
@@ -164,17 +164,13 @@ describe("through the real POP and cluster relay", () => {
   it("keeps the session when the NAT maps the client to a new port", async () => {
     await nat.rebind();
     let seq = 1000;
-    await until(
-      async () => {
-        await talk(2, 5, seq);
-        seq += 5;
-        return (await status()).clientAddress === `127.0.0.1:${nat.outsidePort}`;
-      },
-      15_000,
-      "moved to the new outside port",
-    );
+    await until(async () => {
+      await talk(2, 5, seq);
+      seq += 5;
+      return (await status()).clientAddress === `127.0.0.1:${nat.outsidePort}`;
+    }, "moved to the new outside port");
     const sent = await talk(3, 30, 5000);
-    await until(() => tagged(3).length >= 30, 5000, "echo after rebinding");
+    await until(() => tagged(3).length >= 30, "echo after rebinding");
     expect(tagged(3)).toEqual(sent);
     expect((await status()).addressChanges).toBe(1);
   });
@@ -188,7 +184,6 @@ describe("through the real POP and cluster relay", () => {
     expect((await call("DELETE", `/v1/sessions/${callId}`)).status).toBe(204);
     await until(
       async () => (await metric(pop.addresses.admin, 'gr_relay_flows_closed_total{role="pop"}')) > popClosed,
-      5000,
       "POP closed the flow",
     );
     expect(

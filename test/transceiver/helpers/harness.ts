@@ -91,15 +91,4 @@ export async function startHarness(
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Polls `f` until it returns true (no fixed timing assertions: only an upper bound). */
-export async function until(
-  f: () => boolean | Promise<boolean>,
-  timeoutMs = 10_000,
-  what = "condition",
-): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await f())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
+export { until } from "../../support/wait.ts";
