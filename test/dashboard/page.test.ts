@@ -9,6 +9,7 @@ import { LocalSource } from "../../regional/dashboard/local.ts";
 import { type DashboardServer, startServer } from "../../regional/dashboard/server.ts";
 import type { PanelsResponse } from "../../regional/dashboard/source.ts";
 import { type BrowserHandle, launchChromium } from "../support/chromium.ts";
+import { POLL, WAIT_MS } from "../support/wait.ts";
 import { type MetricsServer, serveRegistry } from "./support.ts";
 
 describe("dashboard page in headless Chromium", () => {
@@ -40,7 +41,7 @@ describe("dashboard page in headless Chromium", () => {
   const nextRender = async () => {
     const n = await renders();
     await page.waitForFunction((m) => Number(document.documentElement.dataset.renders ?? 0) > m, n, {
-      timeout: 10_000,
+      timeout: WAIT_MS,
     });
   };
 
@@ -76,9 +77,9 @@ describe("dashboard page in headless Chromium", () => {
     });
     await page.goto(`http://127.0.0.1:${http.address.port}/?range=300`);
     await page.waitForFunction(() => Number(document.documentElement.dataset.renders ?? 0) >= 1, undefined, {
-      timeout: 15_000,
+      timeout: WAIT_MS,
     });
-  });
+  }, 90_000);
 
   afterAll(async () => {
     await browser?.close();
@@ -89,7 +90,7 @@ describe("dashboard page in headless Chromium", () => {
 
   it("renders the known quantiles as text", async () => {
     // POP 1 p50: rank 25 of 50 inside (10, 25] ms holding 40 → 10 + 15 * 25/40 = 19.375 → "19.4 ms".
-    await expect.poll(() => cell("first_hop_rtt", "pop=1", "p50").textContent()).toBe("19.4 ms");
+    await expect.poll(() => cell("first_hop_rtt", "pop=1", "p50").textContent(), POLL).toBe("19.4 ms");
     // POP 1 p95: rank 47.5, 7.5 into (50, 75] ms holding 10 → 68.75 → "68.8 ms"; p99: 49.5 → 73.75 → "73.8 ms".
     expect(await cell("first_hop_rtt", "pop=1", "p95").textContent()).toBe("68.8 ms");
     expect(await cell("first_hop_rtt", "pop=1", "p99").textContent()).toBe("73.8 ms");
@@ -102,7 +103,9 @@ describe("dashboard page in headless Chromium", () => {
     expect(await cell("loss", "region=SA", "p95").textContent()).toBe("4.25 %");
     // Gauge summed by role over both POPs, and a labelled row with its swatch.
     expect(await cell("flows_active", "role=pop", "value").textContent()).toBe("12");
-    await expect.poll(() => page.locator('tr[data-group="pop=1"]').first().textContent()).toContain("POP 1");
+    await expect
+      .poll(() => page.locator('tr[data-group="pop=1"]').first().textContent(), POLL)
+      .toContain("POP 1");
     // Charts are drawn where there is data; empty panels say so.
     expect(await page.locator('article[data-panel="first_hop_rtt"] canvas').count()).toBeGreaterThan(0);
     expect(await page.locator('article[data-panel="backend_errors"] .empty').textContent()).toBe(
@@ -111,33 +114,29 @@ describe("dashboard page in headless Chromium", () => {
     // Every target shows as up.
     expect(await page.locator('#targets [data-up="true"]').count()).toBe(3);
     expect(errors).toEqual([]);
-  });
+  }, 90_000);
 
   it("filters by POP", async () => {
-    await expect.poll(() => page.locator('#f-pop option[value="2"]').count()).toBe(1);
+    await expect.poll(() => page.locator('#f-pop option[value="2"]').count(), POLL).toBe(1);
     await page.selectOption("#f-pop", "2");
-    await expect.poll(() => cell("flows_active", "role=pop", "value").textContent()).toBe("5");
+    await expect.poll(() => cell("flows_active", "role=pop", "value").textContent(), POLL).toBe("5");
     expect(await cell("first_hop_rtt", "pop=1", "p50").count()).toBe(0);
     expect(await cell("first_hop_rtt", "pop=2", "p50").textContent()).toBe("125 ms");
     // Panels whose series cannot carry a POP say the filter does not apply to them.
     expect(await page.locator('article[data-panel="loss"] .na').textContent()).toBe("(pop filter n/a)");
     expect(page.url()).toContain("pop=2");
     await page.selectOption("#f-pop", "");
-    await expect.poll(() => cell("flows_active", "role=pop", "value").textContent()).toBe("12");
-  });
+    await expect.poll(() => cell("flows_active", "role=pop", "value").textContent(), POLL).toBe("12");
+  }, 90_000);
 
   it("updates live as new scrapes arrive", async () => {
     for (let i = 0; i < 50; i++) pops[0]!.hop.observe(0.004); // 50 fast samples in (2.5, 5] ms
     pops[0]!.flows.set(30);
     source.start(); // scrape on the interval from now on, like main.ts
     await nextRender();
-    await expect
-      .poll(() => cell("flows_active", "role=pop", "value").textContent(), { timeout: 10_000 })
-      .toBe("35");
+    await expect.poll(() => cell("flows_active", "role=pop", "value").textContent(), POLL).toBe("35");
     // POP 1 now has 100 samples: p50 rank 50 = the top of (2.5, 5] ms → "5.00 ms".
-    await expect
-      .poll(() => cell("first_hop_rtt", "pop=1", "p50").textContent(), { timeout: 10_000 })
-      .toBe("5.00 ms");
+    await expect.poll(() => cell("first_hop_rtt", "pop=1", "p50").textContent(), POLL).toBe("5.00 ms");
     expect(await cell("first_hop_rtt", "pop=1", "n").textContent()).toBe("100");
     // The page merged incremental answers: it holds the same points a full answer would give.
     await nextRender();
@@ -154,7 +153,7 @@ describe("dashboard page in headless Chromium", () => {
     expect(points).toBe(upTo.length);
     expect(points).toBeGreaterThan(3);
     expect(errors).toEqual([]);
-  });
+  }, 90_000);
 });
 
 describe("dashboard page: live merging when points are thinned into time buckets", () => {
@@ -185,11 +184,19 @@ describe("dashboard page: live merging when points are thinned into time buckets
       const page = await browser.browser.newPage({ viewport: { width: 240, height: 800 } });
       const renders = () => page.evaluate(() => Number(document.documentElement.dataset.renders ?? 0));
       await page.goto(`http://127.0.0.1:${http.address.port}/?range=300`);
-      await page.waitForFunction(() => Number(document.documentElement.dataset.renders ?? 0) >= 1);
+      await page.waitForFunction(
+        () => Number(document.documentElement.dataset.renders ?? 0) >= 1,
+        undefined,
+        {
+          timeout: WAIT_MS,
+        },
+      );
       for (let i = 0; i < 14; i++) {
         await scrape();
         const n = await renders();
-        await page.waitForFunction((m) => Number(document.documentElement.dataset.renders ?? 0) > m, n);
+        await page.waitForFunction((m) => Number(document.documentElement.dataset.renders ?? 0) > m, n, {
+          timeout: WAIT_MS,
+        });
       }
       const card = page.locator('article[data-panel="sessions_active"]');
       const newest = Number(await card.getAttribute("data-newest"));
@@ -210,5 +217,5 @@ describe("dashboard page: live merging when points are thinned into time buckets
       await source.close();
       await server.close();
     }
-  });
+  }, 90_000);
 });

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   MediaStreamTrack,
+  type RTCDataChannel,
   RTCPeerConnection,
   type RTCRtpCodecParameters,
   RtpHeader,
@@ -17,13 +18,8 @@ import {
 } from "werift";
 import { inspectOffer } from "../../regional/transceiver/sdp.ts";
 import { disableStunFallback } from "../../regional/transceiver/werift-glue.ts";
-import {
-  type Harness,
-  type SessionStatus,
-  sleep,
-  startHarness,
-  until,
-} from "../transceiver/helpers/harness.ts";
+import { WAIT_MS } from "../support/wait.ts";
+import { type Harness, type SessionStatus, startHarness, until } from "../transceiver/helpers/harness.ts";
 
 let h: Harness;
 beforeAll(async () => {
@@ -37,6 +33,9 @@ interface Peer {
   pc: RTCPeerConnection;
   track: MediaStreamTrack;
   received: RtpPacket[];
+  /** Text messages on the oai-events data channel. */
+  messages: string[];
+  dc: RTCDataChannel;
   close(): Promise<void>;
 }
 
@@ -64,9 +63,11 @@ function peer(o: PeerOptions): Peer {
   const received: RtpPacket[] = [];
   t.onTrack.subscribe((tr) => tr.onReceiveRtp.subscribe((rtp) => received.push(rtp)));
   if (o.secondAudio) pc.addTransceiver(new MediaStreamTrack({ kind: "audio" }), { direction: "sendrecv" });
-  pc.createDataChannel("oai-events");
+  const dc = pc.createDataChannel("oai-events");
+  const messages: string[] = [];
+  dc.onMessage.subscribe((m) => messages.push(typeof m === "string" ? m : m.toString("utf8")));
   disableStunFallback(pc);
-  return { pc, track, received, close: () => pc.close() };
+  return { pc, track, received, messages, dc, close: () => pc.close() };
 }
 
 type Created = { status: number; body: { callId?: string; sdp?: string; error?: { code: string } } };
@@ -90,16 +91,43 @@ async function connect(
   const r = await create(edit(p.pc.localDescription!.sdp));
   expect(r.status, JSON.stringify(r.body)).toBe(201);
   await p.pc.setRemoteDescription({ type: "answer", sdp: r.body.sdp! });
-  await p.pc.connectionStateChange.watch((s) => s === "connected", 15_000);
+  await p.pc.connectionStateChange.watch((s) => s === "connected", WAIT_MS);
   return { callId: r.body.callId!, answer: r.body.sdp! };
 }
 
-async function talk(p: Peer, n: number): Promise<void> {
-  for (let i = 0; i < n; i++) {
-    const header = new RtpHeader({ sequenceNumber: i, timestamp: i * 960, payloadType: 0, marker: false });
-    p.track.writeRtp(new RtpPacket(header, randomBytes(80)));
-    await sleep(20);
-  }
+/**
+ * Sends audio every 20 ms, as a client does, until `done` holds: the event waited on is the echo
+ * (or the backend's count), not a fixed number of packets sent before the server's DTLS/SRTP is up.
+ */
+async function talkUntil(p: Peer, done: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  let seq = 0;
+  await until(
+    async () => {
+      const header = new RtpHeader({
+        sequenceNumber: seq,
+        timestamp: seq * 960,
+        payloadType: 0,
+        marker: false,
+      });
+      seq++;
+      p.track.writeRtp(new RtpPacket(header, randomBytes(80)));
+      return done();
+    },
+    what,
+    undefined,
+    20,
+  );
+}
+
+/**
+ * A ping on the data channel, answered by the backend after everything it sent before: once the
+ * pong is in, any RTP the transceiver had sent the peer is in too (one path, in order on loopback).
+ */
+async function roundTrip(p: Peer): Promise<void> {
+  await until(() => p.dc.readyState === "open", "the data channel open");
+  const n = p.messages.length;
+  p.dc.send(JSON.stringify({ type: "ping" }));
+  await until(() => p.messages.slice(n).some((m) => m.includes("pong")), "pong");
 }
 
 const answerCodecs = (sdp: string): string[] =>
@@ -121,8 +149,7 @@ describe("offers from other stacks", () => {
     const p = peer({ codecs: [usePCMU(), useOPUS()] });
     const { callId, answer } = await connect(p);
     expect(answerCodecs(answer)[0]).toBe("pcmu");
-    await talk(p, 40);
-    await until(() => p.received.length >= 30, "echoed PCMU");
+    await talkUntil(p, () => p.received.length >= 30, "echoed PCMU");
     expect(p.received.every((x) => x.header.payloadType === 0)).toBe(true);
     expect((await status(callId)).codec).toBe("pcmu");
     await p.close();
@@ -132,8 +159,7 @@ describe("offers from other stacks", () => {
     const p = peer({ codecs: [usePCMU()] });
     const { callId, answer } = await connect(p, (s) => s.replace(/^a=rtpmap:0 PCMU\/8000\r\n/m, ""));
     expect(answer).toMatch(/^m=audio \d+ \S+ 0\r?$/m);
-    await talk(p, 40);
-    await until(() => p.received.length >= 30, "echoed PCMU");
+    await talkUntil(p, () => p.received.length >= 30, "echoed PCMU");
     expect((await status(callId)).codec).toBe("pcmu");
     await p.close();
   });
@@ -142,8 +168,7 @@ describe("offers from other stacks", () => {
     const p = peer({ codecs: [useOPUS(), usePCMU()] });
     const { answer } = await connect(p, (s) => s.replaceAll("a=setup:actpass", "a=setup:active"));
     expect(setupOf(answer)).toBe("passive");
-    await talk(p, 30);
-    await until(() => p.received.length >= 20, "echoed audio");
+    await talkUntil(p, () => p.received.length >= 20, "echoed audio");
     await p.close();
   });
 
@@ -151,8 +176,7 @@ describe("offers from other stacks", () => {
     const p = peer({ codecs: [useOPUS(), usePCMU()] });
     const { answer } = await connect(p, (s) => s.replaceAll("a=setup:actpass", "a=setup:passive"));
     expect(setupOf(answer)).toBe("active");
-    await talk(p, 30);
-    await until(() => p.received.length >= 20, "echoed audio");
+    await talkUntil(p, () => p.received.length >= 20, "echoed audio");
     await p.close();
   });
 
@@ -162,8 +186,7 @@ describe("offers from other stacks", () => {
     expect(answer.match(/^m=audio /gm)).toHaveLength(2);
     const second = answer.slice(answer.lastIndexOf("m=audio"), answer.indexOf("m=application"));
     expect(second).toMatch(/^a=(recvonly|inactive)\r?$/m);
-    await talk(p, 30);
-    await until(() => p.received.length >= 20, "echoed audio");
+    await talkUntil(p, () => p.received.length >= 20, "echoed audio");
     expect((await status(callId)).state).toBe("connected");
     await p.close();
   });
@@ -171,8 +194,7 @@ describe("offers from other stacks", () => {
   it("takes an offer with bare LF line endings", async () => {
     const p = peer({ codecs: [useOPUS()] });
     await connect(p, (s) => s.replace(/\r\n/g, "\n"));
-    await talk(p, 30);
-    await until(() => p.received.length >= 20, "echoed audio");
+    await talkUntil(p, () => p.received.length >= 20, "echoed audio");
     await p.close();
   });
 
@@ -180,9 +202,8 @@ describe("offers from other stacks", () => {
     const p = peer({ codecs: [useOPUS()], direction: "sendonly" });
     const { callId, answer } = await connect(p);
     expect(answer).toMatch(/^a=recvonly\r?$/m);
-    await talk(p, 50);
-    await until(async () => (await status(callId)).backend.framesFromBackend >= 40, "echo frames");
-    await sleep(200);
+    await talkUntil(p, async () => (await status(callId)).backend.framesFromBackend >= 40, "echo frames");
+    await roundTrip(p);
     expect(p.received).toHaveLength(0);
     await p.close();
   });
