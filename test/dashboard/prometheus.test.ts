@@ -17,6 +17,7 @@ import { PrometheusSource } from "../../regional/dashboard/prometheus.ts";
 import type { PanelsResponse } from "../../regional/dashboard/source.ts";
 import { which } from "../../scripts/lib/system-deps.ts";
 import { freeTcpPort } from "../support/ports.ts";
+import { until } from "../support/wait.ts";
 import { getJson, type MetricsServer, serveRegistry, startProcess } from "./support.ts";
 
 interface Vector {
@@ -91,14 +92,16 @@ describe("local aggregator vs a real Prometheus", () => {
       ],
       { stdio: "ignore" },
     );
-    for (let i = 0; i < 100; i++) {
-      const ok = await fetch(`${promUrl}/-/ready`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ok) break;
-      await sleep(100);
-    }
+    await until(
+      () =>
+        fetch(`${promUrl}/-/ready`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      "Prometheus ready",
+      undefined,
+      100,
+    );
     local = new LocalSource({
       targets: parseTargets(`relay-pop{pop=9}=${localServer.url}`),
       scrapeIntervalMs: 1000,
@@ -136,14 +139,20 @@ describe("local aggregator vs a real Prometheus", () => {
     const seen = promServer.hits;
     await promServer.waitForHit(seen);
     // Wait until Prometheus has appended the scrape that saw batch B.
-    for (let i = 0; i < 100; i++) {
-      const v = await getJson<Vector>(
-        `${promUrl}/api/v1/query?query=${encodeURIComponent('gr_relay_first_hop_rtt_seconds_count{pop="1"}')}`,
-      );
-      if (v.data.result[0]?.value[1] === "1100") break;
-      await sleep(100);
-    }
-    await sleep(1100); // query_range points are aligned to whole steps: let one pass the last scrape
+    await until(
+      async () => {
+        const v = await getJson<Vector>(
+          `${promUrl}/api/v1/query?query=${encodeURIComponent('gr_relay_first_hop_rtt_seconds_count{pop="1"}')}`,
+        );
+        return v.data.result[0]?.value[1] === "1100";
+      },
+      "Prometheus to append the scrape that saw batch B",
+      undefined,
+      100,
+    );
+    // Not a wait for an outcome: query_range points sit on whole steps, so one step of wall time
+    // must pass after the last scrape for a point to hold it.
+    await sleep(1100);
 
     const localRes = await local.panels({ rangeS: 300, maxPoints: 300, filters: {}, panelIds: [] });
     const promRes = await new PrometheusSource({ url: promUrl, windowS: 3600, refreshMs: 1000 }).panels({

@@ -3,7 +3,7 @@
 // started again restores the browser's flow from Redis on the first media datagram. One file, so
 // the two systems (and browsers) never run at the same time.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { waitFor } from "../support/wait.ts";
+import { until, waitFor } from "../support/wait.ts";
 import { callStatus, type E2E, openDemo, popFlow, startE2E, waitDemo } from "./harness.ts";
 
 describe("browser end to end (memory only)", () => {
@@ -150,27 +150,26 @@ describe("browser end to end with Redis", () => {
     await e?.close();
   });
 
-  it("resumes media within one second of a POP restart, restored from Redis", async () => {
+  it("resumes media after a POP restart, its flow restored from Redis", async () => {
     const page = await openDemo(e, { latitude: "50.1", longitude: "8.7", country: "DE", continent: "EU" });
     await page.click("#start");
     await waitDemo(page, (s) => s.state === "connected" && s.packetsReceived > 100, "audio", 30_000);
-    // Let the flow's mirror write reach Redis (it is refreshed coarsely, never per packet).
-    await new Promise((r) => setTimeout(r, 1500));
+    // The POP mirrors a flow to Redis when it is established, off the packet path: wait for the write.
+    const admin = `http://${e.system.plan.host}:${e.system.plan.popAdminPort}/metrics`;
+    await until(
+      async () => (await metric(admin, 'gr_relay_redis_ops_total{op="set",result="ok"}')) >= 1,
+      "the flow mirrored to Redis",
+    );
 
     await e.system.kill("pop");
     const down = (await waitDemo(page, () => true, "state")).packetsReceived;
-    await new Promise((r) => setTimeout(r, 300));
+    await new Promise((r) => setTimeout(r, 300)); // the outage itself: media sent into a dead POP
     await e.system.startAgain("pop");
-    const readyAt = Date.now();
     const base = (await waitDemo(page, () => true, "state")).packetsReceived;
-    // 10 packets (0.2 s of 20 ms audio) must arrive within one second of the POP being ready; the
-    // page samples getStats every 250 ms, so this leaves ~0.5 s of slack for the sampling.
-    const resumed = await waitDemo(page, (s) => s.packetsReceived > base + 10, "media after restart", 15_000);
-    const resumedMs = Date.now() - readyAt;
+    // How fast it resumes is a benchmark's question (no timing assertions in tests); that it
+    // resumes from the restored flow is this test's.
+    const resumed = await waitDemo(page, (s) => s.packetsReceived > base + 10, "media after restart");
     expect(resumed.packetsReceived).toBeGreaterThan(down);
-    expect(resumedMs).toBeLessThan(1000);
-
-    const admin = `http://${e.system.plan.host}:${e.system.plan.popAdminPort}/metrics`;
     expect(await metric(admin, "gr_relay_flows_restored_total")).toBeGreaterThanOrEqual(1);
     await page.click("#hangup");
     await page.close();

@@ -7,6 +7,7 @@ import { importClientSecretKeys, mintClientSecret } from "../../edge/auth/client
 import { nodeMac } from "../../regional/common/hmac.ts";
 import { mintCallId } from "../../shared/callid/callid.ts";
 import { parseKeyring } from "../../shared/keys.ts";
+import { until } from "../support/wait.ts";
 import { FakeCluster } from "./fake-cluster.ts";
 import { CLUSTERS, OFFER, topologyFor } from "./fixtures.ts";
 import { type Edge, makeSecrets, startEdge } from "./harness.ts";
@@ -474,9 +475,13 @@ describe("CORS, regions, health, metrics", () => {
     ).json()) as {
       value: string;
     };
+    const seen = e.logs.length;
     await create(sdpHeaders(minted.value));
     await create(sdpHeaders("sk-wrong-key"));
-    await new Promise((r) => setTimeout(r, 100));
+    await until(
+      () => e.logs.slice(seen).some((l) => l.includes('"msg":"call steered"')),
+      "the call's log line",
+    );
     const logs = e.logs.join("\n");
     expect(logs).toContain('"msg":"call steered"');
     for (const s of [

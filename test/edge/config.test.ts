@@ -2,6 +2,7 @@
 // topology or a missing secret is a clear 500 on the first request (and logged once); rate limits
 // through the Workers Rate Limiting binding and the isolate-local fallback.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { until } from "../support/wait.ts";
 import { FakeCluster } from "./fake-cluster.ts";
 import { OFFER, topologyFor } from "./fixtures.ts";
 import { type Edge, type EdgeOptions, makeSecrets, startEdge } from "./harness.ts";
@@ -64,7 +65,7 @@ describe("topology sources", () => {
     const health = await x.fetch("/healthz");
     expect(health.status).toBe(503);
     expect(((await health.json()) as { status: string }).status).toBe("misconfigured");
-    await new Promise((r) => setTimeout(r, 100));
+    await until(() => x.logs.some((l) => l.includes("clusters[1].latitude")), "the error's log line");
     const lines = x.logs.filter((l) => l.includes("clusters[1].latitude"));
     expect(lines.length).toBe(1);
     expect(JSON.parse(lines[0]!)).toMatchObject({ level: "error", code: "invalid_topology" });

@@ -25,7 +25,6 @@ await pc.setLocalDescription(await pc.createAnswer());
 await new Promise((res) => {
   if (pc.iceGatheringState === "complete") res();
   pc.onicegatheringstatechange = () => pc.iceGatheringState === "complete" && res();
-  setTimeout(res, 1500);
 });
 await fetch("/answer", { method: "POST", body: pc.localDescription.sdp });
 </script>`;

@@ -60,7 +60,6 @@ export function topology(p: Ports, opts: { colocated?: boolean; popCidrs?: strin
   };
 }
 
-
 export function relayConfig(
   role: "pop" | "cluster",
   topo: Topology,

@@ -16,6 +16,7 @@ import {
 import { ConfigError, loadConfig } from "../../regional/transceiver/config.ts";
 import { loadGatewayConfig } from "../../regional/transceiver/gateway.ts";
 import { formatKeyring } from "../../shared/keys.ts";
+import { until } from "../support/wait.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const topo = join(mkdtempSync(join(tmpdir(), "gr-tx-")), "topology.json");
@@ -207,7 +208,7 @@ describe("echo agent", () => {
     ws.send(JSON.stringify({ type: "ping" }));
     ws.send(JSON.stringify({ type: "session.started" }));
     ws.send(JSON.stringify({ type: "hello", n: 1 }));
-    while (frames.length < 10) await new Promise((r) => setTimeout(r, 5));
+    await until(() => frames.length >= 10, "10 echoed frames", undefined, 5);
     // Not before the delay (a lower bound only: the machine may be slower, never faster).
     expect(performance.now() - t0).toBeGreaterThanOrEqual(40);
     expect(frames).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);

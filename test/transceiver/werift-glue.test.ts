@@ -13,6 +13,7 @@ import {
   iceTransportCount,
   PINNED_WERIFT_VERSION,
 } from "../../regional/transceiver/werift-glue.ts";
+import { until } from "../support/wait.ts";
 import { createTestClient } from "./helpers/client.ts";
 
 describe("werift glue", () => {
@@ -82,8 +83,7 @@ describe("werift glue", () => {
       hmacSha1,
     });
     att.deliver(Buffer.from(req), ["198.51.100.7", 40000]);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(sent.length).toBeGreaterThan(0);
+    await until(() => sent.length > 0, "the Binding success sent");
     expect(sent[0]!.addr).toEqual(["198.51.100.7", 40000]);
     expect(sent[0]!.data.readUInt16BE(0)).toBe(0x0101); // Binding success
     expect(att.selectedAddress()).toBeUndefined();
