@@ -1,7 +1,9 @@
-// `npm test`: system packages, then lint, type check and every test. Exits non-zero on the first
-// failing step. Extra arguments go to vitest (e.g. `npm test -- test/relay`).
+// `npm test`: lint, type check and every test, after `npm run setup:system` when a package the
+// tests need is missing. Exits non-zero on the first failing step. Extra arguments go to vitest
+// (e.g. `npm test -- test/relay`). No test is ever skipped: a missing tool fails the test.
 import { spawnSync } from "node:child_process";
-import { ensureSystemDeps, TEST_DEPS } from "./lib/system-deps.ts";
+import { join } from "node:path";
+import { missingDeps, TEST_DEPS } from "./lib/system-deps.ts";
 
 const log = (line: string): void => console.log(`[test] ${line}`);
 const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
@@ -12,11 +14,14 @@ if (major < 22 || (major === 22 && minor < 12)) {
   process.exit(1);
 }
 
-try {
-  ensureSystemDeps(TEST_DEPS, log);
-} catch (e) {
-  console.error(`[test] ${(e as Error).message}`);
-  process.exit(1);
+const missing = missingDeps(TEST_DEPS);
+if (missing.length > 0) {
+  log(
+    `missing system packages: ${missing.map((d) => d.pkg).join(", ")}; running npm run setup:system -- --tests`,
+  );
+  const setup = join(import.meta.dirname, "setup-system.ts");
+  const r = spawnSync(process.execPath, [setup, "--tests"], { stdio: "inherit" });
+  if (r.status !== 0) process.exit(r.status ?? 1);
 }
 
 const args = process.argv.slice(2);
@@ -28,7 +33,7 @@ const steps: [string, string, string[]][] = [
 for (const [name, bin, argv] of steps) {
   log(`${name}…`);
   const started = Date.now();
-  const r = spawnSync(bin, argv, { stdio: "inherit", env: { ...process.env, GR_TEST_STRICT: "1" } });
+  const r = spawnSync(bin, argv, { stdio: "inherit" });
   if (r.status !== 0) {
     console.error(`[test] ${name} failed (exit ${r.status ?? r.signal})`);
     process.exit(r.status ?? 1);
