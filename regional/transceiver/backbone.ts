@@ -17,7 +17,7 @@ import type { HostPort } from "../../shared/topology/address.ts";
 import type { TransceiverMetrics } from "./metrics.ts";
 import type { Mux } from "./mux.ts";
 
-/** Default: 4 MB, net.core.rmem_max on this machine kind (shared/notes/udp-performance.md). */
+/** Default: 4 MB, net.core.rmem_max on a stock host (docs/toolchain.md, "Kernel and UDP"). */
 export const DEFAULT_SOCKET_BUFFER_BYTES = 4 * 1024 * 1024;
 
 /** Peers with a connected socket of their own; beyond this, sends go unconnected. */

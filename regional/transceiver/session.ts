@@ -105,7 +105,7 @@ export function serverPeerConnection(
     iceUseIpv4: false,
     iceUseIpv6: false,
     iceLite: false,
-    // Full ICE restricted to the addresses learned from the client's checks (shared/notes/werift.md).
+    // Full ICE restricted to the addresses learned from the client's checks (docs/werift.md).
     iceFilterCandidatePair: () => false,
     bundlePolicy: "max-bundle",
     codecs: { audio: pcmuFirst ? [usePCMU(), opus()] : [opus(), usePCMU()], video: videoCodecs },

@@ -2,7 +2,7 @@
 // one UDP socket (the backbone socket). werift is pinned exactly (package.json); every member
 // used here is listed in GLUE_MEMBERS and checked by assertGlueCompatible(), which the
 // transceiver runs at start-up and test/transceiver/werift-glue.test.ts runs in CI, so an upgrade
-// that moves them fails loudly instead of silently opening sockets. Facts: shared/notes/werift.md.
+// that moves them fails loudly instead of silently opening sockets. Facts: docs/werift.md.
 
 import type { RTCPeerConnection } from "werift";
 import { Candidate, Connection, candidateFoundation, candidatePriority, StunProtocol } from "werift";

@@ -1,5 +1,6 @@
 // Launches the Debian chromium headless through playwright-core with the flags this machine needs
-// (../shared/notes/toolchain.md); playwright gives every launch a fresh, empty profile. Fails loudly when chromium is missing: tests never skip silently.
+// (docs/toolchain.md); playwright gives every launch a fresh, empty profile. Fails loudly when
+// chromium is missing: tests never skip silently.
 import { type Browser, chromium } from "playwright-core";
 import { which } from "../../scripts/lib/system-deps.ts";
 
@@ -10,8 +11,7 @@ export interface BrowserHandle {
 
 export async function launchChromium(extraArgs: string[] = [], wrapper?: string): Promise<BrowserHandle> {
   const executablePath = wrapper ?? which("chromium");
-  if (!executablePath)
-    throw new Error("chromium is not installed: run `npm test` (it installs it) or apt-get install chromium");
+  if (!executablePath) throw new Error("chromium is not installed: run `npm run setup:system`");
   const browser = await chromium.launch({
     executablePath,
     headless: true,

@@ -29,7 +29,7 @@ export function createNetns(): NetnsHandle {
   if (process.getuid?.() !== 0)
     throw new Error("browser tests create a network namespace and need root (as CI runs)");
   const chromium = which("chromium");
-  if (!chromium) throw new Error("chromium is not installed: run `npm test` (it installs it)");
+  if (!chromium) throw new Error("chromium is not installed: run `npm run setup:system`");
   const slot = (process.pid * 7 + counter++) % 16000;
   const name = `gr${process.pid % 100000}x${counter}`;
   const hostIf = `${name}h`.slice(0, 15);
