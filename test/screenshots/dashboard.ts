@@ -1,14 +1,15 @@
 // Saves docs/dashboard.png: the dashboard page with 15 minutes of synthetic traffic.
 // Starts synthetic exporters (real Registry over real HTTP), the aggregator with a virtual clock
 // (450 real scrapes, 2 s apart in virtual time, so the charts have history without waiting), the
-// dashboard server, and headless Chromium. Usage: npx node scripts/dashboard-screenshot.ts [out.png]
-import { parseTargets } from "../regional/dashboard/config.ts";
-import { LocalSource } from "../regional/dashboard/local.ts";
-import { startServer } from "../regional/dashboard/server.ts";
-import { SyntheticSystem, serveSynthetic } from "../regional/dashboard/synthetic.ts";
-import { launchChromium } from "../test/support/chromium.ts";
+// dashboard server, and headless Chromium (the tests' launcher: scripts/ never imports test/).
+// Usage: npx node test/screenshots/dashboard.ts [out.png]
+import { parseTargets } from "../../regional/dashboard/config.ts";
+import { LocalSource } from "../../regional/dashboard/local.ts";
+import { startServer } from "../../regional/dashboard/server.ts";
+import { SyntheticSystem, serveSynthetic } from "../../regional/dashboard/synthetic.ts";
+import { launchChromium } from "../support/chromium.ts";
 
-const out = process.argv[2] ?? new URL("../docs/dashboard.png", import.meta.url).pathname;
+const out = process.argv[2] ?? new URL("../../docs/dashboard.png", import.meta.url).pathname;
 const INTERVAL_MS = 2000;
 const MINUTES = 15;
 

@@ -1,8 +1,9 @@
 // Saves docs/demo.png: the demo page mid-call, through the whole local system, in a real Chromium
-// (inside a private network namespace, as the end-to-end tests run it). Needs root.
+// (inside a private network namespace, as the end-to-end tests run it). Needs root. It lives with
+// the harness it drives (scripts/ never imports test/). Usage: npx node test/screenshots/demo.ts
 import { join } from "node:path";
-import { openDemo, startE2E, waitDemo } from "../test/e2e/harness.ts";
-import { ROOT } from "./lib/local-system.ts";
+import { ROOT } from "../../scripts/lib/local-system.ts";
+import { openDemo, startE2E, waitDemo } from "../e2e/harness.ts";
 
 const e = await startE2E(false);
 try {
