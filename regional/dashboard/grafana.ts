@@ -1,14 +1,8 @@
 // Builds the Grafana dashboard (docs/grafana/global-relay.json) from the panel catalogue, so Grafana
 // and the built-in page run the same PromQL. `npx node scripts/dashboard-grafana.ts` writes it.
-import {
-  FILTER_LABELS,
-  type FilterLabel,
-  PANELS,
-  type PanelDef,
-  panelQueries,
-  type Section,
-  type Unit,
-} from "./panels.ts";
+import { FILTER_LABELS, type FilterLabel, type PanelDef, type Section, type Unit } from "./core/panel-def.ts";
+import { panelQueries } from "./core/promql.ts";
+import { PANELS } from "./panels.ts";
 
 // biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's variable syntax, not a JS template.
 const DS = { type: "prometheus", uid: "${datasource}" };

@@ -4,8 +4,9 @@ import type { Logger } from "../common/log.ts";
 import type { TargetSpec } from "./config.ts";
 import { evaluatePanel, stepFor } from "./core/evaluate.ts";
 import { parseExposition } from "./core/exposition.ts";
+import { FILTER_LABELS, type FilterLabel } from "./core/panel-def.ts";
 import { SnapshotStore, type TargetScrape } from "./core/store.ts";
-import { FILTER_LABELS, type FilterLabel, PANELS } from "./panels.ts";
+import { PANELS } from "./panels.ts";
 import type { DashboardMeta, DataSource, PanelsRequest, PanelsResponse, TargetStatus } from "./source.ts";
 
 const MAX_BODY = 16 * 1024 * 1024;

@@ -1,33 +1,7 @@
 // The one catalogue of dashboard panels. The built-in page (local aggregator or Prometheus), the
 // Grafana dashboard (docs/grafana/global-relay.json is generated from this file) and the docs all
-// read it, so a panel shows the same query everywhere. Pure data plus PromQL builders.
-
-export type PanelKind = "quantile" | "rate" | "gauge";
-export type Unit = "seconds" | "ratio" | "per_second" | "count";
-export type Section = "latency" | "traffic" | "errors";
-/** The dimensions the page filters on. */
-export const FILTER_LABELS = ["region", "pop", "cluster"] as const;
-export type FilterLabel = (typeof FILTER_LABELS)[number];
-
-export interface PanelDef {
-  id: string;
-  title: string;
-  section: Section;
-  kind: PanelKind;
-  /** Metric family name (histograms without the _bucket suffix). */
-  metric: string;
-  /** Equality matchers that are part of the panel itself. */
-  match?: Readonly<Record<string, string>>;
-  /** Series are summed by these labels (one line, or one p50/p95/p99 triple, per group). */
-  by: readonly string[];
-  /** Which of the page filters apply (labels the series carry, exported or added by the scrape). */
-  filters: readonly FilterLabel[];
-  unit: Unit;
-  /** One line for operators: what the number is and where it is measured. */
-  help: string;
-}
-
-export const QUANTILES = [0.5, 0.95, 0.99] as const;
+// read it, so a panel shows the same query everywhere (PromQL: core/promql.ts). Pure data.
+import type { FilterLabel, PanelDef, Section } from "./core/panel-def.ts";
 
 const RELAY: readonly FilterLabel[] = ["pop", "cluster"];
 const CLIENT: readonly FilterLabel[] = ["region", "cluster"];
@@ -351,71 +325,4 @@ export const PANELS: readonly PanelDef[] = [
 
 export function panelById(id: string): PanelDef | undefined {
   return PANELS.find((p) => p.id === id);
-}
-
-/** Escapes a string for a PromQL double-quoted literal. */
-export function promString(s: string): string {
-  return s.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
-}
-
-/** An RE2 alternation matching exactly the given values. */
-export function promAlternation(values: readonly string[]): string {
-  return values.map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|");
-}
-
-export interface QueryOptions {
-  /** Range for rate()/increase(), e.g. "60s" or Grafana's "$__rate_interval". */
-  window: string;
-  /**
-   * Regex (already RE2) for a filter label, or null for no matcher. Grafana passes "$region";
-   * the page passes the selected values through promAlternation.
-   */
-  filter(label: FilterLabel): string | null;
-}
-
-export interface PanelQuery {
-  /** Stable id within the panel: "p50", "p95", "p99", "n" or "value". */
-  ref: string;
-  expr: string;
-  /** Grafana legend template. */
-  legend: string;
-  q?: number;
-}
-
-function selector(p: PanelDef, suffix: string, o: QueryOptions): string {
-  const m: string[] = [];
-  for (const [k, v] of Object.entries(p.match ?? {})) m.push(`${k}="${promString(v)}"`);
-  for (const f of p.filters) {
-    const re = o.filter(f);
-    if (re !== null) m.push(`${f}=~"${promString(re)}"`);
-  }
-  return `${p.metric}${suffix}${m.length ? `{${m.join(",")}}` : ""}`;
-}
-
-export function quantileRef(q: number): string {
-  return `p${Math.round(q * 100)}`;
-}
-
-/** The PromQL for a panel: one query per quantile (plus the observation count), or one query. */
-export function panelQueries(p: PanelDef, o: QueryOptions): PanelQuery[] {
-  const by = p.by.join(", ");
-  const legendBy = p.by.map((l) => `{{${l}}}`).join(" ");
-  if (p.kind === "quantile") {
-    const qs: PanelQuery[] = QUANTILES.map((q) => ({
-      ref: quantileRef(q),
-      q,
-      expr: `histogram_quantile(${q}, sum by (le, ${by}) (rate(${selector(p, "_bucket", o)}[${o.window}])))`,
-      legend: `${legendBy} ${quantileRef(q)}`,
-    }));
-    qs.push({
-      ref: "n",
-      expr: `sum by (${by}) (increase(${selector(p, "_count", o)}[${o.window}]))`,
-      legend: `${legendBy} n`,
-    });
-    return qs;
-  }
-  const inner = selector(p, "", o);
-  const expr =
-    p.kind === "rate" ? `sum by (${by}) (rate(${inner}[${o.window}]))` : `sum by (${by}) (${inner})`;
-  return [{ ref: "value", expr, legend: legendBy }];
 }

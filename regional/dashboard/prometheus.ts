@@ -2,7 +2,9 @@
 // Grafana dashboard (panels.ts builds both). One query_range per panel query, a few at a time.
 import type { PanelData, SeriesData } from "./core/evaluate.ts";
 import { upsert } from "./core/map.ts";
-import { FILTER_LABELS, type FilterLabel, PANELS, panelQueries, promAlternation } from "./panels.ts";
+import { FILTER_LABELS, type FilterLabel } from "./core/panel-def.ts";
+import { panelQueries, promAlternation } from "./core/promql.ts";
+import { PANELS } from "./panels.ts";
 import type { DashboardMeta, DataSource, PanelsRequest, PanelsResponse } from "./source.ts";
 
 export interface PrometheusSourceOptions {

@@ -8,7 +8,8 @@ import { promisify } from "node:util";
 import { gzip } from "node:zlib";
 import type { Logger } from "../common/log.ts";
 import type { Filters } from "./core/evaluate.ts";
-import { FILTER_LABELS, PANELS } from "./panels.ts";
+import { FILTER_LABELS } from "./core/panel-def.ts";
+import { PANELS } from "./panels.ts";
 import type { DataSource, PanelsRequest, PanelsResponse } from "./source.ts";
 
 const gzipAsync = promisify(gzip);

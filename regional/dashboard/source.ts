@@ -1,7 +1,7 @@
 // What the page asks for, and the two places the answers come from: the local aggregator (scrapes
 // the local processes) and Prometheus (production). Both return the same shapes.
 import type { Filters, PanelData } from "./core/evaluate.ts";
-import type { FilterLabel, PanelDef } from "./panels.ts";
+import type { FilterLabel, PanelDef } from "./core/panel-def.ts";
 
 export interface TargetStatus {
   name: string;

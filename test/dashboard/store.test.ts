@@ -3,8 +3,9 @@ import { describe, expect, it } from "vitest";
 import { Registry } from "../../regional/common/metrics.ts";
 import { evaluatePanel, pointsFor, windowStart } from "../../regional/dashboard/core/evaluate.ts";
 import { parseExposition } from "../../regional/dashboard/core/exposition.ts";
+import type { PanelDef } from "../../regional/dashboard/core/panel-def.ts";
 import { SnapshotStore } from "../../regional/dashboard/core/store.ts";
-import { type PanelDef, panelById } from "../../regional/dashboard/panels.ts";
+import { panelById } from "../../regional/dashboard/panels.ts";
 
 const text = (lines: string[]) => parseExposition(`${lines.join("\n")}\n`);
 const scrape = (target: string, lines: string[] | null, labels: Record<string, string> = {}) => ({

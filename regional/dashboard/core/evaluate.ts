@@ -4,9 +4,9 @@
 //   gauge:    sum by (<by>) (<metric>{<sel>})
 // The window at snapshot i starts at the newest snapshot at least W older than i (or the oldest
 // retained one). Pure.
-import type { FilterLabel, PanelDef } from "../panels.ts";
-import { QUANTILES, quantileRef } from "../panels.ts";
+
 import { upsert } from "./map.ts";
+import { type FilterLabel, type PanelDef, QUANTILES, quantileRef } from "./panel-def.ts";
 import { parseLe, prepareCounts, sortedQuantile } from "./quantile.ts";
 import type { Series, SnapshotStore } from "./store.ts";
 
