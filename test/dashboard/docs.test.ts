@@ -239,7 +239,7 @@ describe("Prometheus configuration and alert rules", () => {
     const promtool = which("promtool");
     if (!promtool)
       throw new Error(
-        "promtool is not installed: apt-get install prometheus (provides promtool; never started as a service)",
+        "promtool is not installed: run `npm run setup:system` (package prometheus, never started as a service)",
       );
     const run = (...args: string[]) =>
       execFileSync(promtool, args, { cwd: join(ROOT, "docs/prometheus"), encoding: "utf8", stdio: "pipe" });

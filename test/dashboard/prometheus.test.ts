@@ -56,7 +56,7 @@ describe("local aggregator vs a real Prometheus", () => {
   beforeAll(async () => {
     const bin = which("prometheus");
     if (!bin)
-      throw new Error("prometheus is not installed: apt-get install prometheus (the test starts its own)");
+      throw new Error("prometheus is not installed: run `npm run setup:system` (the test starts its own)");
     // Batch A, before anyone scrapes: a large baseline in the lowest bucket of every series keeps
     // PromQL's extrapolation uniform across buckets (so it cannot move a quantile).
     for (const s of Object.values(series)) for (let i = 0; i < 1000; i++) s.observe(0.00005);

@@ -109,7 +109,7 @@ export function launchFirefox(o: {
   maxMs: number;
 }): FirefoxRun {
   const bin = which("firefox-esr");
-  if (!bin) throw new Error("firefox-esr is not installed: run `npm test` (it installs it)");
+  if (!bin) throw new Error("firefox-esr is not installed: run `npm run setup:system`");
   const profile = mkdtempSync(join(tmpdir(), "gr-firefox-"));
   writeFileSync(join(profile, "user.js"), userJs({ ...firefoxPrefs(o.secureHost), ...o.extraPrefs }));
   const child = spawn(

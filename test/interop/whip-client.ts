@@ -49,7 +49,10 @@ function needed(path: string): string {
 /** Prepares the environment whip-client needs on this machine (see the header). */
 export function prepareWhipEnv(): WhipEnv {
   const bin = which("whip-client");
-  if (!bin) throw new Error("whip-client is not installed: run `npm test` (it installs simple-whip-client)");
+  if (!bin)
+    throw new Error(
+      "whip-client is not installed: run `npm run setup:system` (it installs simple-whip-client)",
+    );
   const nice = "/usr/lib/x86_64-linux-gnu/libnice.so.10";
   const clash = needed(bin).includes("libsoup-2.4") && needed(nice).includes("libsoup-3");
   if (!clash) return { env: {}, stubbed: false, cleanup() {} };
