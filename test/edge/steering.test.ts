@@ -1,6 +1,7 @@
 // Geo-steering and failover in real workerd (Miniflare) against four signed cluster stand-ins on
 // loopback: Frankfurt, Ashburn, São Paulo, Sydney.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { until } from "../support/wait.ts";
 import { FakeCluster } from "./fake-cluster.ts";
 import { CITIES, type CityName, CLUSTERS, OFFER, topologyFor } from "./fixtures.ts";
 import { type Edge, makeSecrets, startEdge } from "./harness.ts";
@@ -229,10 +230,9 @@ describe("active health probes", () => {
     const before = cluster("syd").requests.filter((r) => r.path === "/healthz").length;
     await post(e, "sydney");
     // The probe runs in waitUntil; poll until it has landed (no timing assertion).
-    for (let i = 0; i < 100; i++) {
-      if (cluster("syd").requests.filter((r) => r.path === "/healthz").length > before) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    expect(cluster("syd").requests.filter((r) => r.path === "/healthz").length).toBeGreaterThan(before);
+    await until(
+      () => cluster("syd").requests.filter((r) => r.path === "/healthz").length > before,
+      "a background probe of syd",
+    );
   });
 });
