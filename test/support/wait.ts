@@ -17,7 +17,7 @@ export async function until<T>(
   f: () => T | Promise<T>,
   what: string | (() => string),
   timeoutMs = WAIT_MS,
-  intervalMs = 10,
+  intervalMs = 25,
 ): Promise<NonNullable<T>> {
   const end = Date.now() + timeoutMs;
   for (;;) {
