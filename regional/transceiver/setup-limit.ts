@@ -31,6 +31,7 @@ export class SetupLimiter {
   }
 
   get inSetup(): number {
+    this.#sweep();
     return this.#tickets.size;
   }
 

@@ -249,8 +249,8 @@ export class Transceiver {
         randomBytes(15),
         this.#callIdMac,
       );
-      this.#pending++;
       const ticket = req.caller ? this.setupLimiter.admit(req.caller, Date.now()) : undefined;
+      this.#pending++;
       let created: { session: Session; answer: string };
       try {
         created = await Session.create(
