@@ -32,7 +32,8 @@ import { ConfigError, EnvReader } from "./config.ts";
 import { ApiError } from "./errors.ts";
 import { readBody, sendError, sendJson } from "./http.ts";
 import { type MembershipStore, RedisMembership } from "./membership.ts";
-import { RequestSigner, RequestVerifier } from "./signing.ts";
+import { RedisNonces } from "./nonce-store.ts";
+import { RequestSigner, RequestVerifier, type SharedNonces } from "./signing.ts";
 
 export interface GatewayConfig {
   clusterId: number;
@@ -48,6 +49,8 @@ export interface GatewayConfig {
   staleMs: number;
   replayWindowMs: number;
   upstreamTimeoutMs: number;
+  /** Nonces shared with the cluster's other gateway replicas (Redis when REDIS_URL is set). */
+  nonces?: SharedNonces & { close(): Promise<void> };
 }
 
 interface Member {
@@ -132,10 +135,23 @@ export class Gateway {
 
   static async start(config: GatewayConfig, log?: Logger): Promise<Gateway> {
     const g = new Gateway(config, log ?? createLogger({ svc: "gateway", cluster: config.clusterId }));
+    const rejected = g.registry.counter(
+      "gr_gateway_signatures_rejected_total",
+      "Signed requests refused, by reason (docs/wire-formats.md §6)",
+      ["reason"],
+    );
+    const storeErrors = g.registry
+      .counter("gr_gateway_nonce_store_errors_total", "Nonce claims skipped because Redis failed")
+      .with({});
     g.#verifier = await RequestVerifier.create(
       config.clusterKeys,
       { clusterId: config.clusterId },
-      { windowMs: config.replayWindowMs },
+      {
+        windowMs: config.replayWindowMs,
+        ...(config.nonces ? { shared: config.nonces } : {}),
+        onReject: (reason) => rejected.with({ reason: reason.replace(/-/g, "_") }).inc(),
+        onSharedFailure: () => storeErrors.inc(),
+      },
     );
     g.#signer = await RequestSigner.create(config.clusterKeys);
     for (const [id, url] of config.transceivers) {
@@ -481,6 +497,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
   };
   r.done();
   if (list === undefined && redisUrl !== undefined) cfg.membership = new RedisMembership(redisUrl);
+  if (redisUrl !== undefined) cfg.nonces = new RedisNonces(redisUrl);
   return cfg;
 }
 
@@ -501,6 +518,7 @@ async function main(): Promise<void> {
     log.info("stopping", { signal });
     await g.stop();
     await cfg.membership?.close();
+    await cfg.nonces?.close();
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));

@@ -44,6 +44,9 @@ export interface VerifierOptions {
   windowMs: number;
   shared?: SharedNonces;
   now?: () => number;
+  /** Told of every refusal (metrics), and of every claim skipped because the store failed. */
+  onReject?: (reason: RejectReason) => void;
+  onSharedFailure?: () => void;
 }
 
 export class RequestVerifier {
@@ -54,7 +57,10 @@ export class RequestVerifier {
   readonly #windowMs: number;
   readonly #shared: SharedNonces | undefined;
   readonly #now: () => number;
+  readonly #o: VerifierOptions;
   readonly rejected = new Map<RejectReason, number>();
+  /** Claims skipped because the shared store failed (the local checks still applied). */
+  sharedFailures = 0;
 
   private constructor(keys: SigningKeys, self: SignTarget, o: VerifierOptions) {
     this.#keys = keys;
@@ -63,6 +69,7 @@ export class RequestVerifier {
     this.#nonces = new NonceWindow(o.windowMs);
     this.#shared = o.shared;
     this.#now = o.now ?? Date.now;
+    this.#o = o;
     this.startedAt = this.#now();
   }
 
@@ -78,6 +85,7 @@ export class RequestVerifier {
 
   #reject(reason: RejectReason, signedFor?: string): never {
     this.rejected.set(reason, (this.rejected.get(reason) ?? 0) + 1);
+    this.#o.onReject?.(reason);
     const where = reason === "wrong-target" ? ` (signed for ${signedFor}, this is ${this.identity})` : "";
     throw new ApiError("unauthorized", `${WHY[reason]}${where}`);
   }
@@ -104,7 +112,9 @@ export class RequestVerifier {
       try {
         fresh = await this.#shared.claim(`${this.identity}|${r.nonce}`, 2 * this.#windowMs);
       } catch {
-        // The store is down: the process-local window and start-time rule still hold.
+        // The store is down: the process-local nonces, window and start-time rule still hold.
+        this.sharedFailures++;
+        this.#o.onSharedFailure?.();
         fresh = true;
       }
       if (!fresh) this.#reject("replayed");
