@@ -4,16 +4,17 @@
 // (20) and per client /24 (5); over the limit the edge answers 429 setup_limit with Retry-After;
 // other keys and networks are unaffected, and connected or ended sessions give their slot back.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import {
   DEFAULT_SETUP_LIMIT_PER_KEY,
   DEFAULT_SETUP_LIMIT_PER_NETWORK,
 } from "../../regional/transceiver/config.ts";
 import { Gateway } from "../../regional/transceiver/gateway.ts";
-import { topologyFor } from "../edge/fixtures.ts";
+import { CITIES, topologyFor } from "../edge/fixtures.ts";
 import { type Edge, makeSecrets, startEdge } from "../edge/harness.ts";
 import { keyringOf } from "../support/signed-call.ts";
 import { createTestClient, type TestClient } from "../transceiver/helpers/client.ts";
-import { type Harness, quietLog, startHarness } from "../transceiver/helpers/harness.ts";
+import { type Harness, quietLog, startHarness, until } from "../transceiver/helpers/harness.ts";
 
 const secrets = makeSecrets();
 let h: Harness;
@@ -155,5 +156,35 @@ describe("sessions in setup per API key and per client network", () => {
     expect(del.status).toBe(204);
     expect((await post(secrets.apiKey, "203.0.113.50")).status).toBe(201);
     expect((await post(secrets.apiKey, "203.0.113.51")).status).toBe(429);
+  });
+
+  it("over the edge's WebSocket the same limit answers an error message with setup_limit", async () => {
+    const outcomes: string[] = [];
+    const sockets: WebSocket[] = [];
+    try {
+      for (let i = 0; i < DEFAULT_SETUP_LIMIT_PER_NETWORK + 1; i++) {
+        const url = new URL("/v1/realtime/ws", e.url);
+        url.protocol = "ws:";
+        const ws = new WebSocket(url, ["gr-realtime", `gr-auth.${secrets.apiKey2}`], {
+          headers: {
+            "cf-connecting-ip": "198.18.0.9",
+            "MF-CF-Blob": JSON.stringify({ ...CITIES.frankfurt, clientAcceptEncoding: "" }),
+          },
+        });
+        sockets.push(ws);
+        const messages: { type: string; error?: { code: string } }[] = [];
+        ws.on("message", (d) => messages.push(JSON.parse(String(d))));
+        await new Promise((resolve, reject) => {
+          ws.once("open", resolve);
+          ws.once("error", reject);
+        });
+        ws.send(JSON.stringify({ type: "offer", sdp: uniqueOffer() }));
+        await until(() => messages.length > 0, 10_000, "a reply to the offer");
+        outcomes.push(messages[0]!.type === "error" ? messages[0]!.error!.code : messages[0]!.type);
+      }
+    } finally {
+      for (const ws of sockets) ws.close();
+    }
+    expect(outcomes).toEqual([...new Array(DEFAULT_SETUP_LIMIT_PER_NETWORK).fill("answer"), "setup_limit"]);
   });
 });
