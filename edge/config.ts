@@ -4,11 +4,11 @@
 import { type ConfigVars, EnvReader } from "../shared/config/env-reader.ts";
 import { importHmacKeys } from "../shared/hint/webcrypto.ts";
 import { parseKeyring } from "../shared/keys.ts";
-import { importSigningKey } from "../shared/signing/request.ts";
+import { parseClusterKeys } from "../shared/signing/keys.ts";
+import { importSigningKeys, type SigningKeys } from "../shared/signing/request.ts";
 import { type ClusterSpec, parseTopology, type Topology } from "../shared/topology/schema.ts";
 import { type ApiKeyHashes, parseApiKeyHashes } from "./auth/api-key.ts";
 import { type ClientSecretKeys, importClientSecretKeys } from "./auth/client-secret.ts";
-import { fromBase64Url } from "./bytes.ts";
 import type { Bindings } from "./env.ts";
 import { type EdgeError, Errors } from "./errors.ts";
 import type { HealthTiming } from "./health/book.ts";
@@ -84,16 +84,16 @@ export async function loadTopology(env: Bindings, nowMs: number): Promise<Topolo
   });
 }
 
-export function clusterKey(env: Bindings): Promise<CryptoKey> {
+/** GR_CLUSTER_SECRET: "id:base64,…" (the first signs) or one bare base64 secret (key id 0). */
+export function clusterKey(env: Bindings): Promise<SigningKeys> {
   const raw = env.GR_CLUSTER_SECRET;
   if (!raw) return Promise.reject(Errors.misconfigured("GR_CLUSTER_SECRET is not set"));
   return once("cluster", raw, async () => {
-    // Standard or URL-safe alphabet, padded or not.
-    const bytes = fromBase64Url(raw.trim().replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_"));
-    if (!bytes) throw Errors.misconfigured("GR_CLUSTER_SECRET: not base64");
-    if (bytes.length < 32)
-      throw Errors.misconfigured(`GR_CLUSTER_SECRET: ${bytes.length} bytes, at least 32 required`);
-    return importSigningKey(bytes);
+    try {
+      return await importSigningKeys(parseClusterKeys(raw, "GR_CLUSTER_SECRET"));
+    } catch (e) {
+      throw Errors.misconfigured((e as Error).message);
+    }
   });
 }
 

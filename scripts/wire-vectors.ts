@@ -19,7 +19,7 @@ import {
 import { mintCallId } from "../shared/callid/callid.ts";
 import { mintHint } from "../shared/hint/codec.ts";
 import { formatKeyring, parseKeyring } from "../shared/keys.ts";
-import { canonicalRequest, importSigningKey, signRequest } from "../shared/signing/request.ts";
+import { canonicalRequest, importSigningKeys, signRequest } from "../shared/signing/request.ts";
 import { newStunView, readStun } from "../shared/stun/reader.ts";
 import { encodeBindingRequest } from "../shared/stun/writer.ts";
 
@@ -76,9 +76,13 @@ export interface StunVector {
   fingerprintOffset: number;
 }
 export interface SigningVector {
-  secretBase64: string;
+  /** GR_CLUSTER_SECRET keyring text ("id:base64"). */
+  keyring: string;
+  keyId: number;
   method: string;
   path: string;
+  target: string;
+  caller: string;
   body: string;
   timestampMs: number;
   nonce: string;
@@ -193,18 +197,23 @@ export async function wireVectors(): Promise<WireVectors> {
 
   const secret = counting(0x40, 32);
   const sig = {
+    keyId: 1,
     method: "POST",
     path: "/v1/sessions",
+    target: "gateway:2",
+    caller: "key=0123456789ab; net=203.0.113.0/24",
     body: '{"sdp":"v=0\\r\\n"}',
     timestampMs: 1767225600000,
     nonce: "AAECAwQFBgcICQoLDA0ODw",
   };
   const body = new TextEncoder().encode(sig.body);
-  const key = await importSigningKey(secret);
+  const ring = { active: { id: sig.keyId, secret }, keys: [{ id: sig.keyId, secret }] };
+  const keys = await importSigningKeys(ring);
+  const parts = { method: sig.method, pathAndQuery: sig.path, body, target: sig.target, caller: sig.caller };
   const canonical = new TextDecoder().decode(
-    await canonicalRequest(sig.method, sig.path, sig.timestampMs, sig.nonce, body),
+    await canonicalRequest(sig.keyId, parts, sig.timestampMs, sig.nonce),
   );
-  const headers = await signRequest(key, sig.method, sig.path, body, sig.timestampMs, sig.nonce);
+  const headers = await signRequest(keys, parts, sig.timestampMs, sig.nonce);
 
   return {
     hints,
@@ -226,7 +235,7 @@ export async function wireVectors(): Promise<WireVectors> {
       messageIntegrityOffset: view.messageIntegrityOffset,
       fingerprintOffset: view.fingerprintOffset,
     },
-    signing: { secretBase64: Buffer.from(secret).toString("base64"), ...sig, canonical, headers },
+    signing: { keyring: formatKeyring(ring.keys), ...sig, canonical, headers },
   };
 }
 
@@ -297,7 +306,7 @@ export function renderMarkdown(v: WireVectors): string {
   out.push(
     "### Request signing (§6)",
     "",
-    `\`GR_CLUSTER_SECRET=${g.secretBase64}\`, \`${g.method} ${g.path}\`, body \`${g.body}\`, timestamp ${g.timestampMs}, nonce \`${g.nonce}\`. Canonical request (lines joined by \\n):`,
+    `\`GR_CLUSTER_SECRET=${g.keyring}\` (key id ${g.keyId} signs), \`${g.method} ${g.path}\` for \`${g.target}\`, caller \`${g.caller}\`, body \`${g.body}\`, timestamp ${g.timestampMs}, nonce \`${g.nonce}\`. Canonical request (lines joined by \\n):`,
     "",
     "```",
     g.canonical,

@@ -79,7 +79,7 @@ variable "call_id_keys" {
 }
 
 variable "cluster_secret" {
-  description = "GR_CLUSTER_SECRET: base64 secret that signs every edge-to-cluster request. Set TF_VAR_cluster_secret; never in a file."
+  description = "GR_CLUSTER_SECRET: keyring \"id:base64,...\" whose first key signs every edge-to-cluster request (all verify), or one base64 secret. Set TF_VAR_cluster_secret; never in a file."
   type        = string
   sensitive   = true
 }

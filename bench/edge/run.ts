@@ -16,10 +16,11 @@ import { join } from "node:path";
 import { build } from "esbuild";
 import { Miniflare } from "miniflare";
 import WebSocket from "ws";
-import { importSigningKey, signRequest } from "../../shared/signing/request.ts";
+import { importSigningKeys, signRequest } from "../../shared/signing/request.ts";
 import { FakeCluster } from "../../test/edge/fake-cluster.ts";
 import { CITIES, OFFER, topologyFor } from "../../test/edge/fixtures.ts";
 import { makeSecrets, startEdge } from "../../test/edge/harness.ts";
+import { keyringOf } from "../../test/support/signed-call.ts";
 
 function option(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -81,7 +82,7 @@ const bare = new Miniflare({
   bindings: { CLUSTER_URL: cluster.url, SECRET_B64: Buffer.from(secrets.clusterSecret).toString("base64") },
 });
 const bareUrl = (await bare.ready).href;
-const key = await importSigningKey(secrets.clusterSecret);
+const key = await importSigningKeys(keyringOf(secrets.clusterSecret));
 const offer = new TextEncoder().encode(OFFER);
 const cf = JSON.stringify({ ...CITIES.frankfurt, clientAcceptEncoding: "" });
 const edgeUrl = new URL("/v1/realtime/calls", edge.url).href;
@@ -101,9 +102,7 @@ async function direct(): Promise<number> {
   const t0 = performance.now();
   const sig = await signRequest(
     key,
-    "POST",
-    "/v1/sessions",
-    body,
+    { method: "POST", pathAndQuery: "/v1/sessions", body: body, target: "gateway:1" },
     Date.now(),
     randomBytes(16).toString("base64url"),
   );
@@ -191,9 +190,7 @@ wsEdgeUrl.protocol = "ws:";
 const wsEdge = await openWs(wsEdgeUrl.href, { authorization: `Bearer ${secrets.apiKey}`, "mf-cf-blob": cf });
 const sig = await signRequest(
   key,
-  "GET",
-  "/v1/ws",
-  new Uint8Array(0),
+  { method: "GET", pathAndQuery: "/v1/ws", body: new Uint8Array(0), target: "gateway:1" },
   Date.now(),
   randomBytes(16).toString("base64url"),
 );

@@ -18,7 +18,8 @@ import {
   FrameType,
   newFrameHeader,
 } from "../../shared/backbone/frame.ts";
-import { importSigningKey, signRequest } from "../../shared/signing/request.ts";
+import { importSigningKeys, signRequest } from "../../shared/signing/request.ts";
+import { keyringOf } from "../../test/support/signed-call.ts";
 
 type Msg = { cmd: string; id?: number; sdp?: string; [k: string]: unknown };
 const send = (m: unknown): void => {
@@ -202,14 +203,17 @@ async function start(m: Msg): Promise<void> {
   if (mode === "gr") {
     const server = m.server as { udp: { host: string; port: number }; http: string };
     transceiver = server.udp;
-    const key = await importSigningKey(new Uint8Array(Buffer.from(m.secret as string, "base64")));
+    const key = await importSigningKeys(keyringOf(new Uint8Array(Buffer.from(m.secret as string, "base64"))));
     signal = async (sdp, vip) => {
       const body = JSON.stringify({ sdp, client: { continent: "EU" }, ingress: { vip, popId: 1 } });
       const headers = await signRequest(
         key,
-        "POST",
-        "/v1/sessions",
-        new TextEncoder().encode(body),
+        {
+          method: "POST",
+          pathAndQuery: "/v1/sessions",
+          body: new TextEncoder().encode(body),
+          target: "transceiver:1/1",
+        },
         Date.now(),
         randomBytes(16).toString("base64url"),
       );

@@ -1,6 +1,10 @@
-// Every request the edge makes to a cluster's signalling API is signed with GR_CLUSTER_SECRET
-// (shared/signing/request.ts): method, path and query, timestamp, nonce and the body's SHA-256.
-import { signRequest } from "../../shared/signing/request.ts";
+// Every request the edge makes to a cluster's signalling API is signed with the GR_CLUSTER_SECRET
+// keyring (shared/signing/request.ts): method, path and query, the target (that cluster's
+// gateway, "gateway:<id>"), the caller of a session creation, timestamp, nonce and the body's
+// SHA-256. A request signed for one cluster is refused by every other.
+import { type Caller, formatCaller } from "../../shared/signing/caller.ts";
+import { type SigningKeys, signRequest } from "../../shared/signing/request.ts";
+import { formatTarget } from "../../shared/signing/target.ts";
 import type { ClusterSpec } from "../../shared/topology/schema.ts";
 import { randomToken } from "../bytes.ts";
 
@@ -12,6 +16,8 @@ export interface ClusterRequest {
   headers?: Record<string, string>;
   signal?: AbortSignal;
   nowMs: number;
+  /** Who a new session is for (setup limits at the cluster); signed as x-gr-caller. */
+  caller?: Caller;
 }
 
 export function clusterUrl(cluster: ClusterSpec, path: string): URL {
@@ -20,12 +26,23 @@ export function clusterUrl(cluster: ClusterSpec, path: string): URL {
 
 export async function clusterFetch(
   cluster: ClusterSpec,
-  key: CryptoKey,
+  keys: SigningKeys,
   req: ClusterRequest,
 ): Promise<Response> {
   const url = clusterUrl(cluster, req.path);
   const body = req.body ?? new Uint8Array(0);
-  const sig = await signRequest(key, req.method, url.pathname + url.search, body, req.nowMs, randomToken(16));
+  const sig = await signRequest(
+    keys,
+    {
+      method: req.method,
+      pathAndQuery: url.pathname + url.search,
+      body,
+      target: formatTarget({ clusterId: cluster.id }),
+      caller: req.caller ? formatCaller(req.caller) : "",
+    },
+    req.nowMs,
+    randomToken(16),
+  );
   const init: RequestInit = {
     method: req.method,
     headers: { ...req.headers, ...sig },

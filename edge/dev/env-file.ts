@@ -1,7 +1,7 @@
 // Local development: renders the edge's secrets and vars as a dotenv file for
 // `wrangler dev --env-file <file>` (values stay off the command line, where `ps` would show them).
 // Library: edgeEnvFile({...}). CLI (reads the same environment the other programs read):
-//   GR_CLUSTER_SECRET=… GR_CALL_ID_KEYS=… TOPOLOGY_FILE=config/topology.local.json \
+//   GR_CLUSTER_SECRET=1:… GR_CALL_ID_KEYS=1:… TOPOLOGY_FILE=config/topology.local.json \
 //   EDGE_API_KEYS=local-dev-key [CLIENT_SECRET_KEY=…] node edge/dev/env-file.ts .tmp/edge.env
 import { createHash, randomBytes } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";

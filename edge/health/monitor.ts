@@ -5,6 +5,7 @@
 // 3. Active probes of /healthz, started in the background (waitUntil) when both are stale, one
 //    batch at a time per isolate; a request never waits for a probe.
 // docs/edge.md explains why the Cache API and not KV or a Durable Object.
+import type { SigningKeys } from "../../shared/signing/request.ts";
 import type { ClusterSpec, Topology } from "../../shared/topology/schema.ts";
 import type { ExecutionContextLike } from "../platform.ts";
 import { type HealthBook, type HealthEntry, type HealthView, parseHealthEntry } from "./book.ts";
@@ -14,7 +15,7 @@ export interface HealthDeps {
   cache: Cache | undefined;
   /** Origin the cache keys live under (the worker's own host, so keys stay in its zone). */
   cacheOrigin: string;
-  key: CryptoKey;
+  key: SigningKeys;
   ctx: ExecutionContextLike | undefined;
   probeTimeoutMs: number;
   now: () => number;

@@ -1,12 +1,13 @@
 // One active probe: GET {signallingUrl}/healthz, signed like every cluster request.
 // 200 {status:"ok"|"draining", load, capacity} is health; anything else is "down" with a reason.
+import type { SigningKeys } from "../../shared/signing/request.ts";
 import type { ClusterSpec } from "../../shared/topology/schema.ts";
 import { clusterFetch, readJson } from "../cluster/client.ts";
 import type { ProbeRecord } from "./book.ts";
 
 export async function probeCluster(
   cluster: ClusterSpec,
-  key: CryptoKey,
+  key: SigningKeys,
   timeoutMs: number,
   now: () => number,
 ): Promise<ProbeRecord> {

@@ -3,6 +3,7 @@
 import type { Context, Hono } from "hono";
 import { verifyCallIdWebCrypto } from "../../shared/callid/callid.ts";
 import type { Principal } from "../auth/authenticate.ts";
+import { callerFor } from "../auth/caller.ts";
 import { clusterErrorBody, clusterFetch, parseRetryAfter, readJson } from "../cluster/client.ts";
 import { callIdKeys } from "../config.ts";
 import type { AppEnv } from "../env.ts";
@@ -79,7 +80,7 @@ export function resolveSession(
 
 type CreateOutcome =
   | { kind: "answer"; callId: string; sdp: string; etag: string | null }
-  | { kind: "error"; status: number; body: unknown };
+  | { kind: "error"; status: number; body: unknown; retryAfter: string | null };
 
 export function registerCalls(app: Hono<AppEnv>): void {
   app.post("/v1/realtime/calls", async (c) => {
@@ -117,6 +118,7 @@ export function registerCalls(app: Hono<AppEnv>): void {
           headers: { "content-type": "application/json", accept: "application/json" },
           signal,
           nowMs: Date.now(),
+          caller: callerFor(principal, clientIp(c)),
         });
         if (res.status === 503) {
           await res.body?.cancel();
@@ -147,7 +149,10 @@ export function registerCalls(app: Hono<AppEnv>): void {
             },
           };
         }
-        return { kind: "done", value: { kind: "error", status: res.status, body } };
+        return {
+          kind: "done",
+          value: { kind: "error", status: res.status, body, retryAfter: res.headers.get("retry-after") },
+        };
       },
     );
     const totalMs = Date.now() - c.get("startMs");
@@ -183,6 +188,8 @@ export function registerCalls(app: Hono<AppEnv>): void {
     });
     if (out.kind === "error") {
       const b = clusterErrorBody(out.body, out.status);
+      // 429 setup_limit: too many sessions in setup for this key or network (docs/security.md).
+      if (out.retryAfter !== null) headers["retry-after"] = String(parseRetryAfter(out.retryAfter));
       return c.json(b, out.status as 400, headers);
     }
     await checkCallId(c, out.callId, cluster.id);

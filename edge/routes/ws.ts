@@ -8,6 +8,7 @@
 // Cluster → client messages pass through untouched ({type:"answer"|"event"|"error"|"ended"}).
 import type { Context, Hono } from "hono";
 import type { Principal } from "../auth/authenticate.ts";
+import { callerFor } from "../auth/caller.ts";
 import { clusterFetch, parseRetryAfter } from "../cluster/client.ts";
 import type { AppEnv } from "../env.ts";
 import { Errors } from "../errors.ts";
@@ -177,6 +178,7 @@ export function registerWs(app: Hono<AppEnv>): void {
         headers: { upgrade: "websocket" },
         signal,
         nowMs: Date.now(),
+        caller: callerFor(principal, clientIp(c)),
       });
       const ws = responseWebSocket(res);
       if (res.status === 101 && ws) return { kind: "done", value: ws };

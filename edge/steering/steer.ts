@@ -1,6 +1,7 @@
 // Steering in the request path: refresh health cheaply, plan, try clusters in order with failover,
 // and feed what happened back into health (passive marks) and telemetry.
 import type { Context } from "hono";
+import type { SigningKeys } from "../../shared/signing/request.ts";
 import { clusterKey, loadTopology, type TopologyIndex, type Tuning, tuning } from "../config.ts";
 import type { AppEnv } from "../env.ts";
 import { Errors } from "../errors.ts";
@@ -13,7 +14,7 @@ import { planSteering, type SteeringPlan } from "./policy.ts";
 
 export interface SteerScope {
   topo: TopologyIndex;
-  key: CryptoKey;
+  key: SigningKeys;
   tuning: Tuning;
   client: ClientLocation;
   monitor: HealthMonitor;

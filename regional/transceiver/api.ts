@@ -4,6 +4,7 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer } from "ws";
+import { type Caller, parseCaller } from "../../shared/signing/caller.ts";
 import { PROMETHEUS_CONTENT_TYPE } from "../common/metrics.ts";
 import { ApiError } from "./errors.ts";
 import { mediaType, readBody, sendError, sendJson } from "./http.ts";
@@ -67,6 +68,14 @@ export function parseCreateBody(v: unknown): CreateRequest {
   return req;
 }
 
+/** The signed x-gr-caller value ("" when absent); a malformed one is the signer's bug: 400. */
+export function callerOf(signed: string): Caller | undefined {
+  if (signed === "") return undefined;
+  const c = parseCaller(signed);
+  if (!c) throw new ApiError("body_malformed", 'x-gr-caller: expected "key=<12 hex>; net=<prefix>"');
+  return c;
+}
+
 function parseJson(body: Buffer): unknown {
   try {
     return JSON.parse(body.toString("utf8"));
@@ -106,7 +115,10 @@ export function attachApi(server: Server, t: Transceiver): void {
       return rejectUpgrade(socket, new ApiError("not_found", "no such path"));
     t.verifier
       .verify(req.method ?? "GET", url, new Uint8Array(0), req.headers)
-      .then(() => wss.handleUpgrade(req, socket, head, (ws) => serveSocket(t, ws)))
+      .then((signed) => {
+        const caller = callerOf(signed);
+        wss.handleUpgrade(req, socket, head, (ws) => serveSocket(t, ws, caller));
+      })
       .catch((e: unknown) =>
         rejectUpgrade(socket, e instanceof ApiError ? e : new ApiError("internal", "error")),
       );
@@ -116,7 +128,7 @@ export function attachApi(server: Server, t: Transceiver): void {
 function rejectUpgrade(socket: Duplex, e: ApiError): void {
   const body = JSON.stringify(e.toJSON());
   socket.end(
-    `HTTP/1.1 ${e.status} ${e.code}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${e.status} ${e.code}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${e.retryAfter ? `Retry-After: ${e.retryAfter}\r\n` : ""}Connection: close\r\n\r\n${body}`,
   );
 }
 
@@ -143,11 +155,13 @@ async function route(t: Transceiver, req: IncomingMessage, res: ServerResponse):
     if (method !== "POST")
       throw new ApiError("method_not_allowed", `${method} is not allowed on /v1/sessions`);
     const body = await readBody(req, MAX_JSON_BODY);
-    await t.verifier.verify(method, url, body, req.headers);
+    const caller = callerOf(await t.verifier.verify(method, url, body, req.headers));
     if (mediaType(req.headers) !== "application/json") {
       throw new ApiError("unsupported_media_type", "content-type must be application/json");
     }
-    const r = await t.create(parseCreateBody(parseJson(body)), receivedAt);
+    const create = parseCreateBody(parseJson(body));
+    if (caller) create.caller = caller;
+    const r = await t.create(create, receivedAt);
     return sendJson(
       res,
       201,
@@ -226,7 +240,7 @@ function wsSend(ws: WebSocket, msg: unknown): void {
   if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(msg));
 }
 
-function serveSocket(t: Transceiver, ws: WebSocket): void {
+function serveSocket(t: Transceiver, ws: WebSocket, caller: Caller | undefined): void {
   let session: Session | undefined;
   let offered = false;
   const listener: SessionListener = {
@@ -251,7 +265,9 @@ function serveSocket(t: Transceiver, ws: WebSocket): void {
           offered = true;
           let r: Awaited<ReturnType<Transceiver["create"]>>;
           try {
-            r = await t.create(parseCreateBody(msg), performance.now());
+            const create = parseCreateBody(msg);
+            if (caller) create.caller = caller;
+            r = await t.create(create, performance.now());
           } catch (e) {
             offered = false; // a refused offer (e.g. 503) may be retried on the same socket
             throw e;

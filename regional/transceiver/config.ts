@@ -2,9 +2,10 @@
 // problem reported at once, naming the variable) or directly by tests and embedders.
 import { readFileSync } from "node:fs";
 import { CALL_ID_MAX_KEY_ID } from "../../shared/callid/callid.ts";
-import { EnvReader } from "../../shared/config/env-reader.ts";
+import { ConfigError, EnvReader } from "../../shared/config/env-reader.ts";
 import { HINT_MAX_KEY_ID } from "../../shared/hint/layout.ts";
 import type { Keyring } from "../../shared/keys.ts";
+import { DEFAULT_REPLAY_WINDOW_MS } from "../../shared/signing/request.ts";
 import { type HostPort, parseHostPort } from "../../shared/topology/address.ts";
 import { parseTopology } from "../../shared/topology/schema.ts";
 
@@ -36,7 +37,8 @@ export interface TransceiverConfig {
   clusterVip: HostPort | undefined;
   hintKeys: Keyring;
   callIdKeys: Keyring;
-  clusterSecret: Uint8Array;
+  /** GR_CLUSTER_SECRET: the keyring the edge (and the gateway, forwarding) signs requests with. */
+  clusterKeys: Keyring;
   capacity: number;
   maxSessionMs: number;
   consentTimeoutMs: number;
@@ -50,8 +52,11 @@ export interface TransceiverConfig {
   pathQuietMs: number;
   redisUrl: string | undefined;
   heartbeatIntervalMs: number;
-  /** Signature replay window. */
+  /** Signature replay window (also the clock-skew tolerance). */
   replayWindowMs: number;
+  /** Sessions in setup (created, not yet connected) per API key and per client /24 or /64. */
+  setupLimitPerKey: number;
+  setupLimitPerNetwork: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -98,7 +103,7 @@ export function loadConfig(
     clusterVip,
     hintKeys: r.keyring("GR_HINT_KEYS", HINT_MAX_KEY_ID),
     callIdKeys: r.keyring("GR_CALL_ID_KEYS", CALL_ID_MAX_KEY_ID),
-    clusterSecret: r.secret("GR_CLUSTER_SECRET", 32),
+    clusterKeys: r.clusterKeys("GR_CLUSTER_SECRET"),
     capacity: r.int("TRANSCEIVER_CAPACITY", 1, 100_000, 150),
     maxSessionMs: r.int("MAX_SESSION_SECONDS", 1, 86_400, 3600) * 1000,
     consentTimeoutMs: r.int("CONSENT_TIMEOUT_MS", 1000, 120_000, 30_000),
@@ -110,7 +115,9 @@ export function loadConfig(
     pathQuietMs: r.int("PATH_QUIET_MS", 100, 30_000, 3000),
     redisUrl: r.optional("REDIS_URL"),
     heartbeatIntervalMs: r.int("HEARTBEAT_INTERVAL_MS", 100, 60_000, 2000),
-    replayWindowMs: r.int("REPLAY_WINDOW_MS", 1000, 300_000, 30_000),
+    replayWindowMs: r.int("REPLAY_WINDOW_MS", 1000, 60_000, DEFAULT_REPLAY_WINDOW_MS),
+    setupLimitPerKey: r.int("SETUP_LIMIT_PER_KEY", 1, 100_000, DEFAULT_SETUP_LIMIT_PER_KEY),
+    setupLimitPerNetwork: r.int("SETUP_LIMIT_PER_NETWORK", 1, 100_000, DEFAULT_SETUP_LIMIT_PER_NETWORK),
   };
   if (cfg.redisUrl !== undefined && !/^rediss?:\/\//.test(cfg.redisUrl)) {
     r.problems.push("REDIS_URL: must start with redis:// or rediss://");
@@ -119,11 +126,26 @@ export function loadConfig(
   return cfg;
 }
 
-/** Defaults for embedders and tests; secrets and ids must still be given. */
+export const DEFAULT_SETUP_LIMIT_PER_KEY = 20;
+export const DEFAULT_SETUP_LIMIT_PER_NETWORK = 5;
+
+/** A one-key cluster keyring (key id 0, the single-secret form) from raw bytes. */
+export function singleClusterKey(secret: Uint8Array): Keyring {
+  const k = { id: 0, secret };
+  return { active: k, keys: [k] };
+}
+
+/**
+ * Defaults for embedders and tests; secrets and ids must still be given. `clusterSecret` (raw
+ * bytes) is shorthand for a one-key `clusterKeys`.
+ */
 export function configWithDefaults(
-  c: Pick<TransceiverConfig, "clusterId" | "transceiverId" | "hintKeys" | "callIdKeys" | "clusterSecret"> &
-    Partial<TransceiverConfig>,
+  c: Pick<TransceiverConfig, "clusterId" | "transceiverId" | "hintKeys" | "callIdKeys"> &
+    Partial<TransceiverConfig> & { clusterSecret?: Uint8Array },
 ): TransceiverConfig {
+  const { clusterSecret, ...rest } = c;
+  const clusterKeys = rest.clusterKeys ?? (clusterSecret ? singleClusterKey(clusterSecret) : undefined);
+  if (!clusterKeys) throw new ConfigError(["GR_CLUSTER_SECRET: clusterKeys (or clusterSecret) is required"]);
   return {
     udp: { host: "127.0.0.1", port: 0, ipv6: false },
     udpAdvertise: undefined,
@@ -146,7 +168,10 @@ export function configWithDefaults(
     pathQuietMs: 3000,
     redisUrl: undefined,
     heartbeatIntervalMs: 2000,
-    replayWindowMs: 30_000,
-    ...c,
+    replayWindowMs: DEFAULT_REPLAY_WINDOW_MS,
+    setupLimitPerKey: DEFAULT_SETUP_LIMIT_PER_KEY,
+    setupLimitPerNetwork: DEFAULT_SETUP_LIMIT_PER_NETWORK,
+    ...rest,
+    clusterKeys,
   };
 }

@@ -35,6 +35,8 @@ export const ERRORS = {
   ice_lite_unsupported: { status: 422, type: "invalid_request_error" },
   offer_rejected: { status: 422, type: "invalid_request_error" },
   unsupported_patch: { status: 422, type: "invalid_request_error" },
+  // 429: too many sessions in setup for one API key or client network (setup-limit.ts)
+  setup_limit: { status: 429, type: "rate_limit_error" },
   // 500 / 503
   internal: { status: 500, type: "server_error" },
   at_capacity: { status: 503, type: "unavailable_error" },
@@ -49,7 +51,7 @@ export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly type: string;
-  /** Seconds, for 503. */
+  /** Seconds, for 429 and 503. */
   readonly retryAfter: number | undefined;
   constructor(code: ErrorCode, message: string, retryAfter?: number) {
     super(message);

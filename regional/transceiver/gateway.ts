@@ -1,8 +1,10 @@
 // The cluster's signalling entry (the `signallingUrl` the edge calls). It spreads new sessions
 // over the cluster's transceiver processes (least loaded first, from heartbeats or /healthz
 // polls; the next one on a 503) and routes every follow-up by the transceiver id inside the call
-// id. It verifies the edge's signature itself (401 early) and forwards the request unchanged, so
-// the transceiver verifies it again. WebSocket upgrades are piped through to one transceiver.
+// id. It verifies the edge's signature (signed for "gateway:<cluster>", 401 otherwise) and signs
+// each forwarded request again for the one transceiver it goes to ("transceiver:<cluster>/<id>",
+// the same cluster keyring), so a request captured on the way in works nowhere else. WebSocket
+// upgrades are piped through to one transceiver.
 //
 // Run: `npx node regional/transceiver/gateway.ts` with CLUSTER_ID, GATEWAY_HTTP, GR_CLUSTER_SECRET
 // and either GATEWAY_TRANSCEIVERS="1=http://127.0.0.1:7111,2=http://127.0.0.1:7112" (polls their
@@ -20,7 +22,9 @@ import { connect } from "node:net";
 import type { Duplex } from "node:stream";
 import { decodeBase64 } from "../../shared/bytes/base64.ts";
 import { CALL_ID_BYTES, CALL_ID_LENGTH, CALL_ID_PREFIX } from "../../shared/callid/callid.ts";
+import type { Keyring } from "../../shared/keys.ts";
 import type { TransceiverHeartbeat } from "../../shared/membership.ts";
+import { DEFAULT_REPLAY_WINDOW_MS, SIGNING_HEADERS } from "../../shared/signing/request.ts";
 import type { HostPort } from "../../shared/topology/address.ts";
 import { createLogger, type Logger } from "../common/log.ts";
 import { type CounterHandle, PROMETHEUS_CONTENT_TYPE, Registry } from "../common/metrics.ts";
@@ -28,12 +32,14 @@ import { ConfigError, EnvReader } from "./config.ts";
 import { ApiError } from "./errors.ts";
 import { readBody, sendError, sendJson } from "./http.ts";
 import { type MembershipStore, RedisMembership } from "./membership.ts";
-import { RequestVerifier } from "./signing.ts";
+import { RedisNonces } from "./nonce-store.ts";
+import { RequestSigner, RequestVerifier, type SharedNonces } from "./signing.ts";
 
 export interface GatewayConfig {
   clusterId: number;
   http: HostPort;
-  clusterSecret: Uint8Array;
+  /** GR_CLUSTER_SECRET: verifies the edge, signs what is forwarded to the transceivers. */
+  clusterKeys: Keyring;
   /** Static members: id → base URL (polled at /healthz). */
   transceivers: Map<number, string>;
   /** Used when `transceivers` is empty. */
@@ -43,6 +49,8 @@ export interface GatewayConfig {
   staleMs: number;
   replayWindowMs: number;
   upstreamTimeoutMs: number;
+  /** Nonces shared with the cluster's other gateway replicas (Redis when REDIS_URL is set). */
+  nonces?: SharedNonces & { close(): Promise<void> };
 }
 
 interface Member {
@@ -56,7 +64,7 @@ interface Member {
 }
 
 const MAX_BODY = 256 * 1024;
-const FORWARD_HEADERS = ["content-type", "if-match", "x-gr-signature", "x-gr-timestamp", "x-gr-nonce"];
+const FORWARD_HEADERS = ["content-type", "if-match"];
 const RETURN_HEADERS = ["content-type", "etag", "location", "retry-after", "allow"];
 
 /** The transceiver id inside a call id (layout only; the transceiver checks the MAC). */
@@ -88,6 +96,7 @@ export class Gateway {
   readonly #server: Server;
   readonly #agent = new Agent({ keepAlive: true, maxSockets: 256 });
   #verifier!: RequestVerifier;
+  #signer!: RequestSigner;
   #poller: NodeJS.Timeout | undefined;
   readonly #requests = new Map<string, CounterHandle>();
   readonly #requestsMetric;
@@ -126,7 +135,25 @@ export class Gateway {
 
   static async start(config: GatewayConfig, log?: Logger): Promise<Gateway> {
     const g = new Gateway(config, log ?? createLogger({ svc: "gateway", cluster: config.clusterId }));
-    g.#verifier = await RequestVerifier.create(config.clusterSecret, config.replayWindowMs);
+    const rejected = g.registry.counter(
+      "gr_gateway_signatures_rejected_total",
+      "Signed requests refused, by reason (docs/wire-formats.md §6)",
+      ["reason"],
+    );
+    const storeErrors = g.registry
+      .counter("gr_gateway_nonce_store_errors_total", "Nonce claims skipped because Redis failed")
+      .with({});
+    g.#verifier = await RequestVerifier.create(
+      config.clusterKeys,
+      { clusterId: config.clusterId },
+      {
+        windowMs: config.replayWindowMs,
+        ...(config.nonces ? { shared: config.nonces } : {}),
+        onReject: (reason) => rejected.with({ reason: reason.replace(/-/g, "_") }).inc(),
+        onSharedFailure: () => storeErrors.inc(),
+      },
+    );
+    g.#signer = await RequestSigner.create(config.clusterKeys);
     for (const [id, url] of config.transceivers) {
       g.members.set(id, {
         id,
@@ -248,18 +275,18 @@ export class Gateway {
     try {
       if (route === "other") throw new ApiError("not_found", `no route for ${method} ${path}`);
       const body = await readBody(req, MAX_BODY);
-      await this.#verifier.verify(method, url, body, req.headers);
+      const caller = await this.#verifier.verify(method, url, body, req.headers);
       if (route === "sessions") {
         if (method !== "POST")
           throw new ApiError("method_not_allowed", `${method} is not allowed on /v1/sessions`);
-        return await this.#create(req, url, body, res);
+        return await this.#create(req, url, body, caller, res);
       }
       const callId = path.slice("/v1/sessions/".length);
       const tid = transceiverOfCallId(callId);
       if (tid === undefined) throw new ApiError("call_id_malformed", "call id is malformed");
       const m = this.members.get(tid);
       if (!m) throw new ApiError("call_id_unknown", "no such call in this cluster");
-      const up = await this.#forward(m, method, url, req, body);
+      const up = await this.#forward(m, method, url, req, body, caller);
       this.#count(route, up.status);
       this.#reply(res, up);
     } catch (e) {
@@ -268,7 +295,13 @@ export class Gateway {
     }
   }
 
-  async #create(req: IncomingMessage, url: string, body: Buffer, res: ServerResponse): Promise<void> {
+  async #create(
+    req: IncomingMessage,
+    url: string,
+    body: Buffer,
+    caller: string,
+    res: ServerResponse,
+  ): Promise<void> {
     const tried = this.candidates();
     if (tried.length === 0) {
       const all = [...this.members.values()];
@@ -282,7 +315,7 @@ export class Gateway {
       if (i > 0) this.#retries.inc();
       let up: Upstream;
       try {
-        up = await this.#forward(m, "POST", url, req, body);
+        up = await this.#forward(m, "POST", url, req, body, caller);
       } catch {
         m.healthy = false;
         continue;
@@ -305,8 +338,18 @@ export class Gateway {
     throw new ApiError("no_transceiver", "no transceiver of this cluster answered", 2);
   }
 
-  #forward(m: Member, method: string, url: string, req: IncomingMessage, body: Buffer): Promise<Upstream> {
-    const headers: Record<string, string> = {};
+  async #forward(
+    m: Member,
+    method: string,
+    url: string,
+    req: IncomingMessage,
+    body: Buffer,
+    caller: string,
+  ): Promise<Upstream> {
+    const headers = await this.#signer.sign(
+      { method, pathAndQuery: url, body, target: "", caller },
+      { clusterId: this.config.clusterId, transceiverId: m.id },
+    );
     for (const h of FORWARD_HEADERS) {
       const v = req.headers[h];
       if (typeof v === "string") headers[h] = v;
@@ -362,12 +405,17 @@ export class Gateway {
       fail(new ApiError("not_found", "no such path"));
       return;
     }
+    const method = req.method ?? "GET";
     this.#verifier
-      .verify(req.method ?? "GET", url, new Uint8Array(0), req.headers)
-      .then(() => {
+      .verify(method, url, new Uint8Array(0), req.headers)
+      .then(async (caller) => {
         const m = this.candidates()[0];
         if (!m)
           return fail(new ApiError("no_transceiver", "no transceiver of this cluster can take a session", 2));
+        const signed = await this.#signer.sign(
+          { method, pathAndQuery: url, body: new Uint8Array(0), target: "", caller },
+          { clusterId: this.config.clusterId, transceiverId: m.id },
+        );
         m.load++;
         const up = connect(Number(m.url.port || 80), m.url.hostname.replace(/^\[|\]$/g, ""));
         up.on("error", () => socket.destroy());
@@ -376,7 +424,10 @@ export class Gateway {
         up.on("connect", () => {
           const lines = [`${req.method} ${url} HTTP/1.1`];
           const raw = req.rawHeaders;
-          for (let i = 0; i < raw.length; i += 2) lines.push(`${raw[i]}: ${raw[i + 1]}`);
+          for (let i = 0; i < raw.length; i += 2) {
+            if (!SIGNING_HEADERS.includes(raw[i]!.toLowerCase())) lines.push(`${raw[i]}: ${raw[i + 1]}`);
+          }
+          for (const [k, v] of Object.entries(signed)) lines.push(`${k}: ${v}`);
           up.write(`${lines.join("\r\n")}\r\n\r\n`);
           if (head.length > 0) up.write(head);
           socket.pipe(up);
@@ -422,7 +473,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
   const r = new EnvReader(env);
   const clusterId = r.int("CLUSTER_ID", 1, 65535);
   const http = r.hostPort("GATEWAY_HTTP", "127.0.0.1:7101");
-  const clusterSecret = r.secret("GR_CLUSTER_SECRET", 32);
+  const clusterKeys = r.clusterKeys("GR_CLUSTER_SECRET");
   const list = r.optional("GATEWAY_TRANSCEIVERS");
   const redisUrl = r.optional("REDIS_URL");
   let transceivers = new Map<number, string>();
@@ -436,16 +487,17 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
   const cfg: GatewayConfig = {
     clusterId,
     http,
-    clusterSecret,
+    clusterKeys,
     transceivers,
     membership: undefined,
     pollMs: r.int("GATEWAY_POLL_MS", 100, 60_000, 1000),
     staleMs: r.int("GATEWAY_STALE_MS", 500, 600_000, 6000),
-    replayWindowMs: r.int("REPLAY_WINDOW_MS", 1000, 300_000, 30_000),
+    replayWindowMs: r.int("REPLAY_WINDOW_MS", 1000, 60_000, DEFAULT_REPLAY_WINDOW_MS),
     upstreamTimeoutMs: r.int("GATEWAY_UPSTREAM_TIMEOUT_MS", 100, 120_000, 10_000),
   };
   r.done();
   if (list === undefined && redisUrl !== undefined) cfg.membership = new RedisMembership(redisUrl);
+  if (redisUrl !== undefined) cfg.nonces = new RedisNonces(redisUrl);
   return cfg;
 }
 
@@ -466,6 +518,7 @@ async function main(): Promise<void> {
     log.info("stopping", { signal });
     await g.stop();
     await cfg.membership?.close();
+    await cfg.nonces?.close();
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));

@@ -8,6 +8,7 @@ import { RTCDtlsTransport } from "werift";
 import { mintCallId, verifyCallId } from "../../shared/callid/callid.ts";
 import type { MacSync } from "../../shared/hint/codec.ts";
 import { HEARTBEAT_TTL_MS, type TransceiverHeartbeat } from "../../shared/membership.ts";
+import type { Caller } from "../../shared/signing/caller.ts";
 import { parseHostPort } from "../../shared/topology/address.ts";
 import { hmacSha1, nodeMac } from "../common/hmac.ts";
 import { createLogger, type Logger } from "../common/log.ts";
@@ -20,6 +21,7 @@ import { TransceiverMetrics } from "./metrics.ts";
 import { type CoarseClock, Mux } from "./mux.ts";
 import { inspectOffer } from "./sdp.ts";
 import { type EndReason, Session, type SessionStatus } from "./session.ts";
+import { SetupLimiter } from "./setup-limit.ts";
 import { RequestVerifier } from "./signing.ts";
 import { assertGlueCompatible } from "./werift-glue.ts";
 
@@ -35,6 +37,8 @@ export interface CreateRequest {
     longitude?: number;
   };
   ingress?: { vip?: string; popId?: number };
+  /** From the signed x-gr-caller header: counted against the setup limits. */
+  caller?: Caller;
 }
 
 export interface CreateResult {
@@ -69,6 +73,7 @@ export class Transceiver {
   #mux!: Mux;
   #server!: Server;
   verifier!: RequestVerifier;
+  readonly setupLimiter: SetupLimiter;
   readonly #membership: MembershipStore | undefined;
   #pending = 0;
   draining = false;
@@ -88,6 +93,11 @@ export class Transceiver {
     this.#callIdMac = nodeMac(config.callIdKeys);
     this.#hintMac = nodeMac(config.hintKeys);
     this.#membership = o.membership;
+    this.setupLimiter = new SetupLimiter(
+      config.setupLimitPerKey,
+      config.setupLimitPerNetwork,
+      config.setupTimeoutMs,
+    );
   }
 
   static async start(config: TransceiverConfig, o: TransceiverOptions = {}): Promise<Transceiver> {
@@ -95,7 +105,11 @@ export class Transceiver {
     const t = new Transceiver(config, o);
     // One DTLS certificate per process (werift caches it); make it before the first offer.
     await RTCDtlsTransport.SetupCertificate();
-    t.verifier = await RequestVerifier.create(config.clusterSecret, config.replayWindowMs);
+    t.verifier = await RequestVerifier.create(
+      config.clusterKeys,
+      { clusterId: config.clusterId, transceiverId: config.transceiverId },
+      { windowMs: config.replayWindowMs },
+    );
     t.#socket = await BackboneSocket.open(
       config.udp,
       config.clusterId,
@@ -235,6 +249,7 @@ export class Transceiver {
         randomBytes(15),
         this.#callIdMac,
       );
+      const ticket = req.caller ? this.setupLimiter.admit(req.caller, Date.now()) : undefined;
       this.#pending++;
       let created: { session: Session; answer: string };
       try {
@@ -246,7 +261,10 @@ export class Transceiver {
             hintMac: this.#hintMac,
             hmacSha1,
             log: this.log,
-            onEnded: (s) => this.#onEnded(s, dupKey),
+            onEnded: (s) => {
+              if (ticket) this.setupLimiter.release(ticket);
+              this.#onEnded(s, dupKey);
+            },
           },
           {
             callId,
@@ -259,9 +277,13 @@ export class Transceiver {
             receivedAt,
           },
         );
+      } catch (e) {
+        if (ticket) this.setupLimiter.release(ticket);
+        throw e;
       } finally {
         this.#pending--;
       }
+      if (ticket) ticket.session = created.session;
       if (this.#stopped) {
         created.session.end("shutdown");
         throw new ApiError("draining", "this transceiver is stopping", 5);

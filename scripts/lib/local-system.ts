@@ -254,7 +254,7 @@ export async function startLocalSystem(o: LocalSystemOptions): Promise<LocalSyst
   const secrets = {
     hintKeys: formatKeyring([{ id: 1, secret: randomBytes(32) }]),
     callIdKeys: formatKeyring([{ id: 1, secret: randomBytes(32) }]),
-    clusterSecret: b64(32),
+    clusterSecret: `1:${b64(32)}`,
   };
   const sup = new Supervisor();
   if (o.onChildLine) sup.onLine = o.onChildLine;

@@ -2,6 +2,7 @@
 // every problem (each naming its variable) instead of stopping at the first, and never echoes a
 // secret. Runtime-neutral: the caller passes the variables in (process.env, Workers bindings).
 import { type Keyring, parseKeyring } from "../keys.ts";
+import { parseClusterKeys } from "../signing/keys.ts";
 import { type HostPort, parseHostPort } from "../topology/address.ts";
 
 /** Variables as the runtimes give them: strings, or numbers in Wrangler `[vars]`. */
@@ -83,6 +84,15 @@ export class EnvReader {
   keyring(name: string, maxId: number): Keyring {
     try {
       return parseKeyring(this.raw(name), name, maxId);
+    } catch (e) {
+      this.problems.push((e as Error).message);
+      return { active: { id: 0, secret: new Uint8Array(32) }, keys: [] };
+    }
+  }
+  /** The edge-to-cluster signing keyring (`id:base64,...`; a bare secret is key 0). */
+  clusterKeys(name: string): Keyring {
+    try {
+      return parseClusterKeys(this.raw(name), name);
     } catch (e) {
       this.problems.push((e as Error).message);
       return { active: { id: 0, secret: new Uint8Array(32) }, keys: [] };

@@ -94,7 +94,7 @@ describe("secrets", () => {
     );
     const short = await edge({ topology: topology(), bindings: { ...rest, GR_CLUSTER_SECRET: "c2hvcnQ=" } });
     const msg = ((await (await call(short)).json()) as { error: { message: string } }).error.message;
-    expect(msg).toContain("GR_CLUSTER_SECRET: 5 bytes");
+    expect(msg).toContain("GR_CLUSTER_SECRET[0]: secret has 5 bytes");
     expect(msg).not.toContain("c2hvcnQ");
   });
 

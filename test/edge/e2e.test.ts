@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { Gateway } from "../../regional/transceiver/gateway.ts";
+import { keyringOf } from "../support/signed-call.ts";
 import { createTestClient, type TestClient } from "../transceiver/helpers/client.ts";
 import { type Harness, quietLog, startHarness, until } from "../transceiver/helpers/harness.ts";
 import { CITIES, topologyFor } from "./fixtures.ts";
@@ -28,7 +29,7 @@ beforeAll(async () => {
     {
       clusterId: 1,
       http: { host: "127.0.0.1", port: 0, ipv6: false },
-      clusterSecret: secrets.clusterSecret,
+      clusterKeys: keyringOf(secrets.clusterSecret),
       transceivers: new Map([[1, h.t.httpUrl]]),
       membership: undefined,
       pollMs: 1000,

@@ -8,7 +8,14 @@ import { WebSocketServer } from "ws";
 import { nodeMac } from "../../regional/common/hmac.ts";
 import { mintCallId, verifyCallId } from "../../shared/callid/callid.ts";
 import type { Keyring } from "../../shared/keys.ts";
-import { importSigningKey, NonceWindow, verifyRequest } from "../../shared/signing/request.ts";
+import {
+  importSigningKeys,
+  NonceWindow,
+  type SigningKeys,
+  verifyRequest,
+} from "../../shared/signing/request.ts";
+import { formatTarget } from "../../shared/signing/target.ts";
+import { keyringOf } from "../support/signed-call.ts";
 
 export type SessionMode = "ok" | "full" | "error" | "hang" | "bad-request";
 
@@ -27,7 +34,7 @@ export class FakeCluster {
   #server: Server | null = null;
   #wss = new WebSocketServer({ noServer: true });
   #nonces = new NonceWindow();
-  #key: Promise<CryptoKey>;
+  #key: Promise<SigningKeys>;
   port = 0;
   mode: SessionMode = "ok";
   retryAfter = "3";
@@ -41,11 +48,12 @@ export class FakeCluster {
   readonly sessions = new Map<string, { etag: string }>();
   #sockets = new Set<import("node:net").Socket>();
 
-  constructor(name: string, id: number, secret: Uint8Array, callIdRing: Keyring) {
+  /** `secret`: raw bytes (key id 0, the single-secret form) or a GR_CLUSTER_SECRET keyring. */
+  constructor(name: string, id: number, secret: Uint8Array | Keyring, callIdRing: Keyring) {
     this.name = name;
     this.id = id;
     this.#ring = callIdRing;
-    this.#key = importSigningKey(secret);
+    this.#key = importSigningKeys(keyringOf(secret));
   }
 
   get url(): string {
@@ -85,9 +93,7 @@ export class FakeCluster {
   async #check(req: IncomingMessage, body: Buffer): Promise<string> {
     const r = await verifyRequest(
       await this.#key,
-      req.method!,
-      req.url!,
-      body,
+      { method: req.method!, pathAndQuery: req.url!, body, target: formatTarget({ clusterId: this.id }) },
       {
         get: (n: string) => {
           const v = req.headers[n.toLowerCase()];

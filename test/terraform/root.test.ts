@@ -110,7 +110,7 @@ images = { relay = "ghcr.io/example/relay:latest", transceiver = "ghcr.io/exampl
       [
         'hint_keys must be "id:base64,id:base64" with ids 0-15 and secrets of at least 32 bytes (44 base64 characters).',
         'call_id_keys must be "id:base64,id:base64" with ids 0-15 and secrets of at least 32 bytes (44 base64 characters).',
-        "cluster_secret must be base64 of at least 32 bytes (44 base64 characters).",
+        'cluster_secret must be a keyring "id:base64,id:base64" with ids 0-255 and secrets of at least 32 bytes (44 base64 characters), or one such base64 secret.',
         "edge_secrets names must be upper-case letters, digits and '_' (starting with a letter) and must not reuse a binding the module sets itself (GR_CLUSTER_SECRET, GR_CALL_ID_KEYS, TOPOLOGY, TOPOLOGY_JSON, TOPOLOGY_KV, TOPOLOGY_KEY, RATE_LIMITER, ANALYTICS).",
       ].sort(),
     );

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { nodeMac } from "../../regional/common/hmac.ts";
 import { mintCallId } from "../../shared/callid/callid.ts";
-import { importSigningKey, signRequest } from "../../shared/signing/request.ts";
+import { importSigningKeys, signRequest } from "../../shared/signing/request.ts";
+import { keyringOf } from "../support/signed-call.ts";
 import { createTestClient } from "./helpers/client.ts";
 import { type Harness, randomKeyring, sleep, startHarness, until } from "./helpers/harness.ts";
 
@@ -36,12 +37,15 @@ describe("request signing", () => {
     expect(plain.status).toBe(401);
     expect((await errorOf(plain)).message).toMatch(/not signed/);
 
-    const wrongKey = await importSigningKey(new Uint8Array(randomBytes(32)));
+    const wrongKey = await importSigningKeys(keyringOf(new Uint8Array(randomBytes(32))));
     const bad = await signRequest(
       wrongKey,
-      "POST",
-      "/v1/sessions",
-      new TextEncoder().encode(body),
+      {
+        method: "POST",
+        pathAndQuery: "/v1/sessions",
+        body: new TextEncoder().encode(body),
+        target: "transceiver:1/1",
+      },
       Date.now(),
       "n".repeat(22),
     );
@@ -53,12 +57,15 @@ describe("request signing", () => {
     expect(r1.status).toBe(401);
     expect((await errorOf(r1)).message).toMatch(/does not match/);
 
-    const key = await importSigningKey(h.secret);
+    const key = await importSigningKeys(keyringOf(h.secret));
     const old = await signRequest(
       key,
-      "POST",
-      "/v1/sessions",
-      new TextEncoder().encode(body),
+      {
+        method: "POST",
+        pathAndQuery: "/v1/sessions",
+        body: new TextEncoder().encode(body),
+        target: "transceiver:1/1",
+      },
       Date.now() - 120_000,
       "o".repeat(22),
     );
@@ -73,9 +80,12 @@ describe("request signing", () => {
     // A signature over another body does not cover this one.
     const other = await signRequest(
       key,
-      "POST",
-      "/v1/sessions",
-      new TextEncoder().encode("{}"),
+      {
+        method: "POST",
+        pathAndQuery: "/v1/sessions",
+        body: new TextEncoder().encode("{}"),
+        target: "transceiver:1/1",
+      },
       Date.now(),
       "p".repeat(22),
     );
@@ -90,9 +100,7 @@ describe("request signing", () => {
     const path = "/v1/sessions/rtc_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
     const once = await signRequest(
       key,
-      "GET",
-      path,
-      new Uint8Array(0),
+      { method: "GET", pathAndQuery: path, body: new Uint8Array(0), target: "transceiver:1/1" },
       Date.now(),
       randomBytes(16).toString("base64url"),
     );

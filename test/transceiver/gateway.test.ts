@@ -10,8 +10,10 @@ import { Gateway, parseMembers, transceiverOfCallId } from "../../regional/trans
 import { RedisMembership } from "../../regional/transceiver/membership.ts";
 import { startTransceiver, type Transceiver } from "../../regional/transceiver/transceiver.ts";
 import { parseHeartbeat, transceiverKey } from "../../shared/membership.ts";
-import { importSigningKey, signRequest } from "../../shared/signing/request.ts";
+import { importSigningKeys, type SigningKeys, signRequest } from "../../shared/signing/request.ts";
+import { formatTarget, type SignTarget } from "../../shared/signing/target.ts";
 import { type RedisHandle, startRedis } from "../support/redis.ts";
+import { keyringOf } from "../support/signed-call.ts";
 import { createTestClient } from "./helpers/client.ts";
 import { quietLog, randomKeyring, until } from "./helpers/harness.ts";
 
@@ -19,7 +21,8 @@ const secret = new Uint8Array(randomBytes(32));
 const hintKeys = randomKeyring(1);
 const callIdKeys = randomKeyring(2);
 let offer: string;
-let key: CryptoKey;
+let key: SigningKeys;
+const GATEWAY: SignTarget = { clusterId: 1 };
 let agent: EchoAgent;
 
 async function transceiver(id: number, capacity: number, membership?: RedisMembership): Promise<Transceiver> {
@@ -44,13 +47,12 @@ async function call(
   path: string,
   body?: object,
   headers: Record<string, string> = {},
+  target: SignTarget = GATEWAY,
 ) {
   const text = body === undefined ? "" : JSON.stringify(body);
   const signed = await signRequest(
     key,
-    method,
-    path,
-    new TextEncoder().encode(text),
+    { method, pathAndQuery: path, body: new TextEncoder().encode(text), target: formatTarget(target) },
     Date.now(),
     randomBytes(16).toString("base64url"),
   );
@@ -66,7 +68,7 @@ const uniqueOffer = () => offer.replace(/a=ice-ufrag:(\S+)/g, `a=ice-ufrag:gw${n
 
 beforeAll(async () => {
   agent = await startEchoAgent();
-  key = await importSigningKey(secret);
+  key = await importSigningKeys(keyringOf(secret));
   const c = createTestClient();
   offer = await c.createOffer();
   await c.close();
@@ -87,7 +89,7 @@ describe("gateway with static members (/healthz polls)", () => {
       {
         clusterId: 1,
         http: { host: "127.0.0.1", port: 0, ipv6: false },
-        clusterSecret: secret,
+        clusterKeys: keyringOf(secret),
         transceivers: new Map([
           [1, t1.httpUrl],
           [2, t2.httpUrl],
@@ -124,7 +126,14 @@ describe("gateway with static members (/healthz polls)", () => {
     }
     // t1 fills up behind the gateway's back (its view is a poll old): the gateway gets a 503
     // from it and retries on t2.
-    const direct = await call(t1.httpUrl, "POST", "/v1/sessions", { sdp: uniqueOffer() });
+    const direct = await call(
+      t1.httpUrl,
+      "POST",
+      "/v1/sessions",
+      { sdp: uniqueOffer() },
+      {},
+      { clusterId: 1, transceiverId: 1 },
+    );
     expect(direct.status).toBe(201);
     await g.poll();
     (g.members.get(1) as { load: number }).load = 0;
@@ -162,9 +171,7 @@ describe("gateway with static members (/healthz polls)", () => {
     const path = "/v1/ws";
     const headers = await signRequest(
       key,
-      "GET",
-      path,
-      new Uint8Array(0),
+      { method: "GET", pathAndQuery: path, body: new Uint8Array(0), target: formatTarget(GATEWAY) },
       Date.now(),
       randomBytes(16).toString("base64url"),
     );
@@ -186,7 +193,14 @@ describe("gateway with static members (/healthz polls)", () => {
 
   it("sends no new sessions to a draining transceiver", async () => {
     await g.poll();
-    const held = await call(t2.httpUrl, "POST", "/v1/sessions", { sdp: uniqueOffer() });
+    const held = await call(
+      t2.httpUrl,
+      "POST",
+      "/v1/sessions",
+      { sdp: uniqueOffer() },
+      {},
+      { clusterId: 1, transceiverId: 2 },
+    );
     expect(held.status).toBe(201);
     const drained = t2.drain(2000);
     await g.poll();
@@ -230,7 +244,7 @@ describe("membership through a real redis-server", () => {
       {
         clusterId: 1,
         http: { host: "127.0.0.1", port: 0, ipv6: false },
-        clusterSecret: secret,
+        clusterKeys: keyringOf(secret),
         transceivers: new Map(),
         membership: reader,
         pollMs: 100,

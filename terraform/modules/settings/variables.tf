@@ -140,12 +140,16 @@ variable "call_id_keys" {
 }
 
 variable "cluster_secret" {
-  description = "GR_CLUSTER_SECRET: base64 secret (at least 32 bytes) that signs every edge-to-cluster request. Set TF_VAR_cluster_secret; never in a file."
+  description = "GR_CLUSTER_SECRET: keyring \"id:base64,id:base64\" (ids 0-255, each secret at least 32 bytes; the first signs every edge-to-cluster request, all verify), or one base64 secret (key id 0). Rotation: docs/operations/deploy.md. Set TF_VAR_cluster_secret; never in a file."
   type        = string
   sensitive   = true
   validation {
-    condition     = can(regex("^[A-Za-z0-9+/_-]{43,}={0,2}$", var.cluster_secret))
-    error_message = "cluster_secret must be base64 of at least 32 bytes (44 base64 characters)."
+    condition     = can(regex("^[A-Za-z0-9+/_-]{43,}={0,2}$", var.cluster_secret)) || (can(regex("^[0-9]{1,3}:[A-Za-z0-9+/_-]{43,}={0,2}(,[0-9]{1,3}:[A-Za-z0-9+/_-]{43,}={0,2})*$", var.cluster_secret)) && alltrue([for e in split(",", var.cluster_secret) : try(tonumber(split(":", e)[0]) <= 255, false)]))
+    error_message = "cluster_secret must be a keyring \"id:base64,id:base64\" with ids 0-255 and secrets of at least 32 bytes (44 base64 characters), or one such base64 secret."
+  }
+  validation {
+    condition     = length(distinct([for e in split(",", var.cluster_secret) : split(":", e)[0]])) == length(split(",", var.cluster_secret))
+    error_message = "cluster_secret lists a key id more than once."
   }
 }
 

@@ -34,7 +34,7 @@ export interface Harness extends SignedCaller {
 export const quietLog = createLogger({ svc: "test" }, "error");
 
 export async function startHarness(
-  over: Partial<TransceiverConfig> = {},
+  over: Partial<TransceiverConfig> & { clusterSecret?: Uint8Array } = {},
   o: { membership?: MembershipStore; agentDelayMs?: number; agent?: EchoAgent } = {},
 ): Promise<Harness> {
   const agent = o.agent ?? (await startEchoAgent({ delayMs: o.agentDelayMs ?? 0 }));
@@ -55,7 +55,7 @@ export async function startHarness(
     ...(o.membership ? { membership: o.membership } : {}),
   });
   const relay = await startLoopbackRelay({ transceiver: t.udpAddress, clusterId, transceiverId });
-  const { call, signedHeaders } = signedCaller(() => t.httpUrl, secret);
+  const { call, signedHeaders } = signedCaller(() => t.httpUrl, secret, { clusterId, transceiverId });
   const clients: TestClient[] = [];
   return {
     t,

@@ -17,7 +17,7 @@ variables {
   # Test values only (32 bytes of ASCII digits); real keys come from TF_VAR_* (docs/operations/deploy.md).
   hint_keys      = "1:MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE=,15:MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE="
   call_id_keys   = "0:MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE="
-  cluster_secret = "MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE="
+  cluster_secret = "2:MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE=,1:MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE="
   edge_secrets   = { API_KEY_HASHES = "x", METRICS_TOKEN = "y" }
 }
 
@@ -63,6 +63,48 @@ run "cluster_secret_short" {
   }
 
   expect_failures = [var.cluster_secret]
+}
+
+# cluster_secret keyring secrets are at least 32 bytes too.
+run "cluster_secret_keyring_short" {
+  command = plan
+
+  variables {
+    cluster_secret = "1:MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE=,2:c2hvcnQ="
+  }
+
+  expect_failures = [var.cluster_secret]
+}
+
+# cluster_secret key ids are 0-255.
+run "cluster_secret_id" {
+  command = plan
+
+  variables {
+    cluster_secret = "256:MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE="
+  }
+
+  expect_failures = [var.cluster_secret]
+}
+
+# cluster_secret lists each key id once.
+run "cluster_secret_repeated_id" {
+  command = plan
+
+  variables {
+    cluster_secret = "1:MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE=,1:MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE="
+  }
+
+  expect_failures = [var.cluster_secret]
+}
+
+# The older one-secret form is still accepted (read as key id 0).
+run "cluster_secret_single" {
+  command = plan
+
+  variables {
+    cluster_secret = "MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE="
+  }
 }
 
 # edge_secrets may not reuse a binding the edge module sets.
