@@ -13,6 +13,7 @@ import { registerFollowUps } from "./routes/followups.ts";
 import { registerHealth } from "./routes/health.ts";
 import { registerMetrics } from "./routes/metrics.ts";
 import { registerRegions } from "./routes/regions.ts";
+import { registerSideband } from "./routes/sideband.ts";
 import { registerWs } from "./routes/ws.ts";
 import { metrics } from "./runtime.ts";
 
@@ -49,6 +50,7 @@ export function createApp(): Hono<AppEnv> {
   registerFollowUps(app);
   registerClientSecrets(app);
   registerWs(app);
+  registerSideband(app);
   registerMetrics(app);
   // A known path with another method: 405 with Allow, not 404.
   for (const [path, allow] of [
@@ -60,6 +62,7 @@ export function createApp(): Hono<AppEnv> {
     ["/v1/realtime/calls/:id/refer", "POST, OPTIONS"],
     ["/v1/realtime/client_secrets", "POST, OPTIONS"],
     ["/v1/realtime/ws", "GET"],
+    ["/v1/realtime", "GET"],
     ["/v1/regions", "GET, OPTIONS"],
     ["/healthz", "GET"],
     ["/internal/metrics", "GET"],

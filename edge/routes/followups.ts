@@ -18,7 +18,7 @@ import { executionCtx, steerScope } from "../steering/steer.ts";
 
 const TRICKLE = "application/trickle-ice-sdpfrag";
 
-async function owningCluster(c: Context<AppEnv>, callId: string): Promise<ClusterSpec> {
+export async function owningCluster(c: Context<AppEnv>, callId: string): Promise<ClusterSpec> {
   const [keys, topo] = await Promise.all([callIdKeys(c.env), loadTopology(c.env, Date.now())]);
   const r = await verifyCallIdWebCrypto(callId, keys);
   if (!r.ok) {
