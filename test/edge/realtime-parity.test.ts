@@ -2,6 +2,8 @@
 // pass the official SDKs' own headers (and nothing that would matter to authentication), the
 // headers clients read exposed, client secrets that always carry the effective session, and SIP
 // call control (accept / reject / refer) refused with a Realtime-shaped 501.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeCluster } from "./fake-cluster.ts";
 import { CLUSTERS, topologyFor } from "./fixtures.ts";
@@ -183,5 +185,26 @@ describe("SIP call control", () => {
       const get = await e.fetch(`/v1/realtime/calls/rtc_anything/${a}`, { method: "GET", headers: auth });
       expect([get.status, get.headers.get("allow")]).toEqual([405, "POST, OPTIONS"]);
     }
+  });
+});
+
+describe("the example offer for curl", () => {
+  it("is docs/examples/offer.sdp with fresh ICE credentials and session id each time", async () => {
+    const get = async () => {
+      const res = await e.fetch("/demo/offer.sdp");
+      expect(res.headers.get("content-type")).toBe("application/sdp");
+      return res.text();
+    };
+    const [a, b] = [await get(), await get()];
+    const ufrag = (s: string) => /a=ice-ufrag:(\S+)/.exec(s)![1];
+    expect(ufrag(a)).not.toBe(ufrag(b));
+    expect(/a=ice-pwd:(\S+)/.exec(a)![1]).toHaveLength(24);
+    const file = readFileSync(join(import.meta.dirname, "../../docs/examples/offer.sdp"), "utf8");
+    const shape = (s: string) =>
+      s
+        .replace(/a=ice-ufrag:\S+/g, "U")
+        .replace(/a=ice-pwd:\S+/g, "P")
+        .replace(/^o=- \d+/m, "O");
+    expect(shape(a)).toBe(shape(file));
   });
 });

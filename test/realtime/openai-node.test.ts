@@ -1,15 +1,18 @@
 // The official `openai` package (pinned) in Node against the real edge (workerd) in front of the
 // real cluster gateway and transceiver, with the echo backend: client secrets, calls.create with
 // SDP and with multipart + session, sideband control over /v1/realtime?call_id=, hang-up, and the
-// SIP-only calls (accept / reject / refer) refused with 501. Only the base URL differs from code
+// SIP-only calls (accept / reject / refer) refused with 501; and the curl line `npm start` prints. Only the base URL differs from code
 // written against OpenAI. The SDK insists on wss:// for the sideband, so a second edge (stateless,
 // same bindings) serves HTTPS with a self-signed certificate for it.
+import { execFile } from "node:child_process";
+import { tmpdir } from "node:os";
 import OpenAI, { APIError } from "openai";
 import { OpenAIRealtimeWS } from "openai/realtime/ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { Gateway } from "../../regional/transceiver/gateway.ts";
 import { MAX_SIDEBAND_PER_CALL } from "../../regional/transceiver/sideband.ts";
+import { curlExample } from "../../scripts/lib/curl-example.ts";
 import { CITIES, topologyFor } from "../edge/fixtures.ts";
 import { type Edge, makeSecrets, startEdge } from "../edge/harness.ts";
 import { createTestClient, type TestClient } from "../transceiver/helpers/client.ts";
@@ -195,6 +198,26 @@ describe("openai (Node) against the edge", () => {
       expect((err as APIError).status).toBe(501);
       expect((err as APIError).code).toBe("sip_not_supported");
       expect((err as APIError).message).toMatch(/SIP/);
+    }
+  });
+});
+
+describe("the curl line npm start prints", () => {
+  it("works pasted twice in a row, from any directory", async () => {
+    const base = edge.url.href.replace(/\/$/, "");
+    const line = curlExample(base, secrets.apiKey).join("\n");
+    const run = () =>
+      new Promise<string>((resolve, reject) =>
+        execFile("bash", ["-c", line], { cwd: tmpdir(), timeout: 20_000 }, (err, stdout) =>
+          err ? reject(err) : resolve(stdout),
+        ),
+      );
+    const first = await run();
+    const second = await run();
+    for (const out of [first, second]) {
+      expect(out.split("\r\n")[0]).toMatch(/^HTTP\/1\.1 201/);
+      expect(out).toMatch(/\r\nlocation: \/v1\/realtime\/calls\/rtc_/i);
+      expect(out).toContain("a=ice-ufrag:");
     }
   });
 });
