@@ -49,6 +49,8 @@ export function acceptSideband(
     );
   }
   open.set(session, set);
+  // ws completes the upgrade and calls back synchronously (no verifyClient), so the socket is in
+  // the set before another upgrade can be checked against the bound.
   wss.handleUpgrade(req, socket, head, (ws) => serveSideband(session, set, ws));
 }
 

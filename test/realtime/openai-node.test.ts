@@ -181,6 +181,54 @@ describe("openai (Node) against the edge", () => {
     expect(await attempt(key)).toBe(429);
   });
 
+  it("sideband: junk is answered with Realtime errors, an oversized event closes it, an ended call is 404", async () => {
+    const api = openai();
+    const { callId } = await connectCall(api);
+    const url = new URL(`/v1/realtime?call_id=${callId}`, edgeTls.url);
+    url.protocol = "wss:";
+    const open = async () => {
+      const ws = new WebSocket(url, {
+        headers: { ...cfHeader, authorization: `Bearer ${secrets.apiKey}` },
+        rejectUnauthorized: false,
+      });
+      sockets.push(ws);
+      const got: Record<string, unknown>[] = [];
+      ws.on("message", (d) => got.push(JSON.parse(String(d)) as Record<string, unknown>));
+      const closed = new Promise<number>((r) => ws.once("close", (code) => r(code)));
+      await new Promise((r, j) => {
+        ws.once("open", r);
+        ws.once("error", j);
+      });
+      return { ws, got, closed };
+    };
+    const a = await open();
+    a.ws.send("not json");
+    a.ws.send(JSON.stringify([{ type: "session.update" }]));
+    a.ws.send(Buffer.from([1, 2, 3]));
+    await until(() => a.got.length >= 3, 5000, "three errors");
+    expect(a.got.map((m) => [m.type, (m.error as { code: string }).code])).toEqual([
+      ["error", "invalid_event"],
+      ["error", "invalid_event"],
+      ["error", "binary_not_supported"],
+    ]);
+    // The call is unharmed: a good event still works.
+    a.ws.send(JSON.stringify({ type: "session.update", session: { instructions: "still here" } }));
+    await until(() => a.got.some((m) => m.type === "session.updated"), 5000, "session.updated");
+    a.ws.send(JSON.stringify({ type: "session.update", session: { instructions: "x".repeat(300 * 1024) } }));
+    expect(await a.closed).toBe(1009);
+    await api.realtime.calls.hangup(callId);
+    const late = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(url, {
+        headers: { ...cfHeader, authorization: `Bearer ${secrets.apiKey}` },
+        rejectUnauthorized: false,
+      });
+      ws.once("open", () => resolve(101));
+      ws.once("unexpected-response", (_q, res) => resolve(res.statusCode ?? 0));
+      ws.once("error", () => resolve(-1));
+    });
+    expect(late).toBe(404);
+  });
+
   it("accept, reject and refer (SIP at OpenAI) fail with a 501 APIError that says why", async () => {
     const api = openai();
     const callId = `rtc_${"B".repeat(48)}`;
