@@ -1,7 +1,7 @@
 // The echo agent without sockets, for embedding (one process runs everything) and for
 // benchmarks that isolate the media path: the same behaviour as agent.ts (audio echo, the
-// Realtime events of realtime.ts) behind the
-// BackendLink a session uses. BACKEND_URL=internal:echo (optionally ?delay_ms=N).
+// Realtime events of realtime.ts) behind the BackendLink a session uses.
+// BACKEND_URL=internal:echo (optionally ?delay_ms=N).
 import {
   AUDIO_FRAME_HEADER_BYTES,
   type AudioFrameHeader,

@@ -6,6 +6,7 @@
 // Pure: text, frames and time in; event text out through `send`.
 import { defaultSession, type Json, type JsonObject, mergeSession } from "../../shared/realtime/session.ts";
 import { BridgeEvent } from "../transceiver/backend-protocol.ts";
+import { Conversation } from "./conversation.ts";
 import { responseEvents } from "./response.ts";
 import { Vad, type VadSettings } from "./vad.ts";
 
@@ -16,8 +17,6 @@ export interface RealtimeEchoDeps {
   id(prefix: string): string;
 }
 
-/** Items kept for conversation.item.retrieve / delete; the oldest go first. */
-export const MAX_ITEMS = 256;
 /** A session larger than this (as JSON) is refused: it is echoed in every session.updated. */
 export const MAX_SESSION_JSON = 16 * 1024;
 const SESSION_TTL_S = 3600;
@@ -43,8 +42,7 @@ export class RealtimeEcho {
   readonly #d: RealtimeEchoDeps;
   #session: JsonObject;
   readonly #conversationId: string;
-  readonly #items = new Map<string, JsonObject>();
-  #lastItemId: string | null = null;
+  readonly #conv: Conversation;
   readonly #vad: Vad;
   #speechItemId = "";
   #audioStartMs = -1;
@@ -54,6 +52,11 @@ export class RealtimeEcho {
     this.#d = d;
     this.#session = defaultSession(d.id("sess"), nowS + SESSION_TTL_S);
     this.#conversationId = d.id("conv");
+    this.#conv = new Conversation({
+      emit: (ev) => this.#emit(ev),
+      error: (code, message, cause, param) => this.#error(code, message, cause, param ?? null),
+      id: d.id,
+    });
     this.#vad = new Vad(this.#vadSettings());
   }
 
@@ -124,12 +127,12 @@ export class RealtimeEcho {
         this.#emit({ type: "output_audio_buffer.cleared", response_id: null });
         break;
       case "conversation.item.create":
-        this.#createItem(ev);
+        this.#conv.create(ev);
         break;
       case "conversation.item.retrieve":
       case "conversation.item.delete":
       case "conversation.item.truncate":
-        this.#itemOp(type, ev);
+        this.#conv.act(type, ev);
         break;
       case "response.create":
         this.#respond(ev);
@@ -193,91 +196,6 @@ export class RealtimeEcho {
     };
   }
 
-  #remember(item: JsonObject): void {
-    const id = item.id as string;
-    this.#items.delete(id);
-    this.#items.set(id, item);
-    if (this.#items.size > MAX_ITEMS) this.#items.delete(this.#items.keys().next().value!);
-    this.#lastItemId = id;
-  }
-
-  /** The three events a new conversation item produces (beta and GA names). */
-  #announce(item: JsonObject, previous: string | null): void {
-    this.#remember(item);
-    this.#emit({ type: "conversation.item.created", previous_item_id: previous, item });
-    this.#emit({ type: "conversation.item.added", previous_item_id: previous, item });
-    this.#emit({ type: "conversation.item.done", previous_item_id: previous, item });
-  }
-
-  #createItem(ev: JsonObject): void {
-    const given = ev.item;
-    if (!isObject(given)) {
-      this.#error(
-        "missing_required_parameter",
-        "conversation.item.create needs an `item` object",
-        ev,
-        "item",
-      );
-      return;
-    }
-    const type = given.type ?? "message";
-    if (type !== "message" && type !== "function_call" && type !== "function_call_output") {
-      this.#error("invalid_value", `item.type ${JSON.stringify(type)} is not supported`, ev, "item.type");
-      return;
-    }
-    if (type === "message" && !Array.isArray(given.content)) {
-      this.#error("missing_required_parameter", "a message item needs a `content` array", ev, "item.content");
-      return;
-    }
-    const id = str(given.id) ?? this.#d.id("item");
-    if (id.length > 64) {
-      this.#error("invalid_value", "item.id may be at most 64 characters", ev, "item.id");
-      return;
-    }
-    const item: JsonObject = { ...given, id, object: "realtime.item", type, status: "completed" };
-    const prev = ev.previous_item_id;
-    this.#announce(item, typeof prev === "string" ? prev : this.#lastItemId);
-  }
-
-  #itemOp(type: string, ev: JsonObject): void {
-    const id = str(ev.item_id);
-    const item = id === undefined ? undefined : this.#items.get(id);
-    if (!item || id === undefined) {
-      this.#error("item_not_found", `no conversation item ${JSON.stringify(id ?? null)}`, ev, "item_id");
-      return;
-    }
-    if (type === "conversation.item.retrieve") this.#emit({ type: "conversation.item.retrieved", item });
-    else if (type === "conversation.item.delete") {
-      this.#items.delete(id);
-      if (this.#lastItemId === id) this.#lastItemId = null;
-      this.#emit({ type: "conversation.item.deleted", item_id: id });
-    } else {
-      const contentIndex = typeof ev.content_index === "number" ? ev.content_index : 0;
-      const endMs = typeof ev.audio_end_ms === "number" ? ev.audio_end_ms : 0;
-      this.#emit({
-        type: "conversation.item.truncated",
-        item_id: id,
-        content_index: contentIndex,
-        audio_end_ms: endMs,
-      });
-    }
-  }
-
-  /** The text the echo "model" says back: the last user text or transcript. */
-  #echoText(input: Json | undefined): string {
-    const items = Array.isArray(input) ? input.filter(isObject) : [...this.#items.values()];
-    for (let i = items.length - 1; i >= 0; i--) {
-      const it = items[i]!;
-      if (it.role !== "user" || !Array.isArray(it.content)) continue;
-      for (const c of it.content) {
-        if (!isObject(c)) continue;
-        const t = str(c.text) ?? str(c.transcript);
-        if (t) return t.slice(0, 4096);
-      }
-    }
-    return "";
-  }
-
   #respond(ev: JsonObject | null): void {
     const r = ev && isObject(ev.response) ? ev.response : {};
     const modalities = r.output_modalities ?? this.#session.output_modalities;
@@ -290,8 +208,8 @@ export class RealtimeEcho {
       itemId: this.#d.id("item"),
       conversationId: this.#conversationId,
       modality,
-      text: this.#echoText(r.input),
-      previousItemId: this.#lastItemId,
+      text: this.#conv.echoText(r.input),
+      previousItemId: this.#conv.lastItemId,
       outOfBand,
       metadata: isObject(r.metadata) ? r.metadata : null,
       audioOutput: output ? { format: output.format ?? null, voice: output.voice ?? null } : null,
@@ -299,12 +217,12 @@ export class RealtimeEcho {
     for (const e of events) this.#emit(e);
     if (!outOfBand) {
       const done = events.at(-1)!.response as JsonObject;
-      this.#remember((done.output as JsonObject[])[0]!);
+      this.#conv.remember((done.output as JsonObject[])[0]!);
     }
   }
 
   #commit(itemId: string): void {
-    const previous = this.#lastItemId;
+    const previous = this.#conv.lastItemId;
     this.#emit({ type: "input_audio_buffer.committed", previous_item_id: previous, item_id: itemId });
     const item: JsonObject = {
       id: itemId,
@@ -314,7 +232,7 @@ export class RealtimeEcho {
       status: "completed",
       content: [{ type: "input_audio", transcript: null }],
     };
-    this.#announce(item, previous);
+    this.#conv.announce(item, previous);
     this.#speechItemId = "";
   }
 
