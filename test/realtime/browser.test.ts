@@ -103,6 +103,7 @@ describe("official browser SDKs, unchanged, on another origin", () => {
     // The only remote the browser ever used is the Global Relay VIP.
     expect(s.selectedRemote).toBe(sys.system.topology.globalVip);
     expect(s.packetsReceived).toBeGreaterThan(100);
+    expect(s.audioLevel).toBeGreaterThan(0.001); // the fake microphone, echoed: not silence
     // sendMessage → the item and a whole response, in the order a Realtime client expects.
     const from = s.events.indexOf("conversation.item.added");
     const seq = s.events
