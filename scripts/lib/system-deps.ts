@@ -23,6 +23,7 @@ export const TEST_DEPS: SystemDep[] = [
     why: "relay flow mirror and membership tests start their own Redis",
   },
   { pkg: "chromium", bin: "chromium", why: "end-to-end and dashboard tests drive a real browser" },
+  { pkg: "curl", bin: "curl", why: "a test runs the curl line `npm start` prints, as a newcomer pastes it" },
   {
     pkg: "prometheus",
     bin: "promtool",
