@@ -1,5 +1,6 @@
 // The echo backend's Realtime event protocol (regional/echo-agent/realtime.ts) on virtual time:
 // events in, server events out, every one with an event_id; the VAD on µ-law and Opus sizes.
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { RealtimeEcho } from "../../regional/echo-agent/realtime.ts";
 import { pcmuLevel, Vad } from "../../regional/echo-agent/vad.ts";
@@ -208,5 +209,43 @@ describe("VAD", () => {
     expect(events.filter(Boolean)).toEqual(["started", "stopped"]);
     expect(v.voiced(AudioCodec.opus, AudioFlags.marker, new Uint8Array(3))).toBe(false);
     expect(v.voiced(AudioCodec.opus, AudioFlags.marker, new Uint8Array(30))).toBe(true);
+  });
+});
+
+describe("hostile events", () => {
+  it("never throws; every answer is a JSON object with a type and an event_id", () => {
+    const types = fc.constantFrom(
+      "session.update",
+      "conversation.item.create",
+      "conversation.item.delete",
+      "conversation.item.truncate",
+      "response.create",
+      "input_audio_buffer.commit",
+      "session.started",
+      "__proto__",
+      "constructor",
+    );
+    const event = fc.oneof(
+      fc.string({ maxLength: 200 }),
+      fc.json({ maxDepth: 4 }),
+      fc
+        .record({ type: types, session: fc.anything(), item: fc.anything(), response: fc.anything() })
+        .map((o) => JSON.stringify(o)),
+      fc
+        .record({ type: types, item_id: fc.string(), session: fc.jsonValue() })
+        .map((o) => JSON.stringify({ ...o, session: { __proto__: { polluted: 1 }, nested: o.session } })),
+    );
+    fc.assert(
+      fc.property(fc.array(event, { maxLength: 20 }), (evs) => {
+        const { e, take } = engine();
+        for (const text of evs) e.event(text);
+        for (const out of take()) {
+          expect(typeof out.type).toBe("string");
+          expect(typeof out.event_id).toBe("string");
+        }
+        expect(({} as { polluted?: number }).polluted).toBeUndefined();
+      }),
+      { numRuns: 300 },
+    );
   });
 });
