@@ -111,13 +111,6 @@ export const Errors = {
       "missing_call_id",
       "GET /v1/realtime needs ?call_id=rtc_... (sideband control of a call made with POST /v1/realtime/calls)",
     ),
-  tooManySideband: (max: number) =>
-    new EdgeError(
-      429,
-      "rate_limit_error",
-      "too_many_sideband_connections",
-      `this call already has ${max} sideband connections`,
-    ),
   upgradeRequired: () =>
     new EdgeError(426, "invalid_request_error", "upgrade_required", "this route speaks WebSocket only", {
       upgrade: "websocket",
