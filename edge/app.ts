@@ -13,6 +13,7 @@ import { registerFollowUps } from "./routes/followups.ts";
 import { registerHealth } from "./routes/health.ts";
 import { registerMetrics } from "./routes/metrics.ts";
 import { registerRegions } from "./routes/regions.ts";
+import { registerSideband } from "./routes/sideband.ts";
 import { registerWs } from "./routes/ws.ts";
 import { metrics } from "./runtime.ts";
 
@@ -49,14 +50,19 @@ export function createApp(): Hono<AppEnv> {
   registerFollowUps(app);
   registerClientSecrets(app);
   registerWs(app);
+  registerSideband(app);
   registerMetrics(app);
   // A known path with another method: 405 with Allow, not 404.
   for (const [path, allow] of [
     ["/v1/realtime/calls", "POST, OPTIONS"],
     ["/v1/realtime/calls/:id", "GET, PATCH, DELETE, OPTIONS"],
     ["/v1/realtime/calls/:id/hangup", "POST, OPTIONS"],
+    ["/v1/realtime/calls/:id/accept", "POST, OPTIONS"],
+    ["/v1/realtime/calls/:id/reject", "POST, OPTIONS"],
+    ["/v1/realtime/calls/:id/refer", "POST, OPTIONS"],
     ["/v1/realtime/client_secrets", "POST, OPTIONS"],
     ["/v1/realtime/ws", "GET"],
+    ["/v1/realtime", "GET"],
     ["/v1/regions", "GET, OPTIONS"],
     ["/healthz", "GET"],
     ["/internal/metrics", "GET"],

@@ -47,6 +47,8 @@ export type RouteName =
   | "calls.delete"
   | "calls.hangup"
   | "calls.patch"
+  | "calls.sip"
+  | "sideband"
   | "client_secrets"
   | "ws"
   | "regions"

@@ -1,4 +1,5 @@
-// One error catalogue for the edge. Every failure leaves as `{ error: { type, code, message } }`
+// One error catalogue for the edge. Every failure leaves as `{ error: { type, code, message, param } }`
+// (the Realtime API's shape, so the official SDKs surface it as an APIError)
 // with the status its type maps to; handlers throw EdgeError and app.onError renders it.
 // Messages are written for the developer on the other side and never contain a secret.
 
@@ -27,11 +28,11 @@ export class EdgeError extends Error {
 }
 
 export interface ErrorBody {
-  error: { type: ErrorType; code: string; message: string };
+  error: { type: ErrorType; code: string; message: string; param: null };
 }
 
 export function errorBody(e: EdgeError): ErrorBody {
-  return { error: { type: e.type, code: e.code, message: e.message } };
+  return { error: { type: e.type, code: e.code, message: e.message, param: null } };
 }
 
 const bad = (code: string, message: string, status = 400) =>
@@ -97,6 +98,19 @@ export const Errors = {
     new EdgeError(405, "invalid_request_error", "method_not_allowed", `this route allows ${allow}`, {
       allow,
     }),
+  /** accept / reject / refer act on incoming SIP calls at OpenAI; there are none here. */
+  sipNotSupported: (action: string) =>
+    new EdgeError(
+      501,
+      "invalid_request_error",
+      "sip_not_supported",
+      `calls.${action} acts on incoming SIP calls, which Global Relay does not take: calls here are WebRTC calls created with POST /v1/realtime/calls`,
+    ),
+  callIdRequired: () =>
+    bad(
+      "missing_call_id",
+      "GET /v1/realtime needs ?call_id=rtc_... (sideband control of a call made with POST /v1/realtime/calls)",
+    ),
   upgradeRequired: () =>
     new EdgeError(426, "invalid_request_error", "upgrade_required", "this route speaks WebSocket only", {
       upgrade: "websocket",

@@ -4,7 +4,9 @@
 //   --verbose          print every component's log lines
 //   --workers N        relay workers per relay process (default 1)
 // Environment: LOCAL_API_KEY (default local-dev-key), ECHO_DELAY_MS (default 0).
+import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { curlExample } from "./lib/curl-example.ts";
 import { fixedPlan, startLocalSystem } from "./lib/local-system.ts";
 import { StartError } from "./lib/supervisor.ts";
 
@@ -32,6 +34,7 @@ if (!Number.isInteger(echoDelayMs) || echoDelayMs < 0 || echoDelayMs > 60_000) {
   process.exit(2);
 }
 
+const EXAMPLE_OFFER = join(import.meta.dirname, "..", "docs", "examples", "offer.sdp");
 const say = (line: string): void => console.log(`[global-relay] ${line}`);
 const redis = process.env.REDIS_URL ? process.env.REDIS_URL : values.redis;
 const plan = fixedPlan();
@@ -91,10 +94,9 @@ const lines = [
   `  flows/sessions     Redis ${system.redisUrl ?? "off (memory only; npm start -- --redis to turn it on)"}`,
   `  API key            ${system.apiKey}`,
   "",
-  "Post an offer (a Chromium offer is in docs/examples/offer.sdp; any WebRTC offer works):",
-  `  curl -i -X POST ${system.edgeUrl}/v1/realtime/calls \\`,
-  `    -H 'Authorization: Bearer ${system.apiKey}' -H 'Content-Type: application/sdp' \\`,
-  "    --data-binary @docs/examples/offer.sdp",
+  "Post an offer (a Chromium offer with fresh ICE credentials each time; any WebRTC offer works):",
+  ...curlExample(system.edgeUrl, system.apiKey),
+  `  (your own offer: --data-binary @${EXAMPLE_OFFER}; the same offer twice is 409 duplicate_offer)`,
   "",
   "Open the demo page, press Start call, and hear yourself through the relay. Ctrl-C stops everything.",
 ];

@@ -1,7 +1,10 @@
 // POST /v1/realtime/client_secrets: an API key mints a short-lived secret for a browser.
 // Body (JSON, optional): { expires_after?: { anchor: "created_at", seconds: 10..7200 }, session?: {...} }
-// → 200 { value, expires_at, session? }. Stateless: any edge location verifies it (auth/client-secret.ts).
+// → 200 { value, expires_at, session }: `session` is always the effective realtime session (the
+// defaults with the given configuration merged over them), as OpenAI's SDK types promise.
+// Stateless: any edge location verifies it (auth/client-secret.ts).
 import type { Hono } from "hono";
+import { defaultSession, mergeSession } from "../../shared/realtime/session.ts";
 import {
   DEFAULT_TTL_S,
   MAX_SESSION_BYTES,
@@ -9,6 +12,7 @@ import {
   MIN_TTL_S,
   mintClientSecret,
 } from "../auth/client-secret.ts";
+import { randomToken } from "../bytes.ts";
 import { clientSecretKeys } from "../config.ts";
 import type { AppEnv } from "../env.ts";
 import { Errors } from "../errors.ts";
@@ -49,6 +53,12 @@ export function parseSecretRequest(text: string): { ttlS: number; session?: Reco
   }
   if (v.session === undefined) return { ttlS };
   if (!isObject(v.session)) throw Errors.invalidRequest("invalid_session", "session must be a JSON object");
+  if (v.session.type !== undefined && v.session.type !== "realtime") {
+    throw Errors.invalidRequest(
+      "unsupported_session_type",
+      'session.type must be "realtime" (transcription sessions are not offered here)',
+    );
+  }
   if (new TextEncoder().encode(JSON.stringify(v.session)).length > MAX_SESSION_BYTES) {
     throw Errors.invalidRequest(
       "session_too_large",
@@ -77,10 +87,11 @@ export function registerClientSecrets(app: Hono<AppEnv>): void {
       ...(req.session !== undefined ? { session: req.session } : {}),
     });
     c.header("cache-control", "no-store");
+    const base = defaultSession(`sess_${randomToken(12)}`, minted.claims.exp);
     return c.json({
       value: minted.value,
       expires_at: minted.claims.exp,
-      ...(req.session !== undefined ? { session: req.session } : {}),
+      session: mergeSession(base, req.session),
     });
   });
 }

@@ -5,6 +5,7 @@
 //   DELETE /v1/realtime/calls/{id}          hang up (WHIP)
 //   POST   /v1/realtime/calls/{id}/hangup   hang up (Realtime API)
 //   PATCH  /v1/realtime/calls/{id}          trickle / ICE restart (WHIP, If-Match forwarded)
+//   POST   /v1/realtime/calls/{id}/{accept,reject,refer}   501: SIP call control, not offered here
 import type { Context, Hono } from "hono";
 import { verifyCallIdWebCrypto } from "../../shared/callid/callid.ts";
 import type { ClusterSpec } from "../../shared/topology/schema.ts";
@@ -17,7 +18,7 @@ import { executionCtx, steerScope } from "../steering/steer.ts";
 
 const TRICKLE = "application/trickle-ice-sdpfrag";
 
-async function owningCluster(c: Context<AppEnv>, callId: string): Promise<ClusterSpec> {
+export async function owningCluster(c: Context<AppEnv>, callId: string): Promise<ClusterSpec> {
   const [keys, topo] = await Promise.all([callIdKeys(c.env), loadTopology(c.env, Date.now())]);
   const r = await verifyCallIdWebCrypto(callId, keys);
   if (!r.ok) {
@@ -96,6 +97,14 @@ export function registerFollowUps(app: Hono<AppEnv>): void {
   app.get("/v1/realtime/calls/:id", (c) => forward(c, { route: "calls.get", method: "GET" }));
   app.delete("/v1/realtime/calls/:id", (c) => forward(c, { route: "calls.delete", method: "DELETE" }));
   app.post("/v1/realtime/calls/:id/hangup", (c) => forward(c, { route: "calls.hangup", method: "DELETE" }));
+  for (const action of ["accept", "reject", "refer"] as const) {
+    app.post(`/v1/realtime/calls/:id/${action}`, async (c) => {
+      c.set("route", "calls.sip");
+      await admit(c, { create: false, graceS: FOLLOW_UP_GRACE_S });
+      await c.req.raw.body?.cancel();
+      throw Errors.sipNotSupported(action);
+    });
+  }
   app.patch("/v1/realtime/calls/:id", (c) =>
     forward(c, {
       route: "calls.patch",

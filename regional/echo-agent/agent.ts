@@ -1,12 +1,16 @@
-// The default backend: echoes the caller's audio after a delay and answers events
-// (docs/backend-protocol.md). One WebSocket per session; runs in-process (startEchoAgent) or as
+// The default backend: echoes the caller's audio after a delay and speaks the Realtime event
+// protocol as an echoing model would (realtime.ts, docs/backend-protocol.md). One WebSocket per session; runs in-process (startEchoAgent) or as
 // its own process (main.ts). Each connection keeps one FIFO and one timer, so a delay costs a
 // queue entry per frame, not a timer per frame.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type WebSocket, WebSocketServer } from "ws";
-import { newAudioFrameHeader, readAudioFrameHeader } from "../transceiver/backend-protocol.ts";
-import { echoAnswer } from "./in-process.ts";
+import {
+  AUDIO_FRAME_HEADER_BYTES,
+  newAudioFrameHeader,
+  readAudioFrameHeader,
+} from "../transceiver/backend-protocol.ts";
+import { EchoEvents } from "./events-shell.ts";
 
 export interface EchoAgentOptions {
   host?: string;
@@ -43,6 +47,9 @@ export async function startEchoAgent(o: EchoAgentOptions = {}): Promise<EchoAgen
   wss.on("connection", (ws: WebSocket) => {
     const queue: { at: number; data: Buffer }[] = [];
     let timer: NodeJS.Timeout | undefined;
+    const rt = new EchoEvents((text) => {
+      if (ws.readyState === ws.OPEN) ws.send(text);
+    });
     const flush = (): void => {
       timer = undefined;
       const now = performance.now();
@@ -58,6 +65,7 @@ export async function startEchoAgent(o: EchoAgentOptions = {}): Promise<EchoAgen
     ws.on("message", (data: Buffer, isBinary: boolean) => {
       if (isBinary) {
         if (readAudioFrameHeader(data, h) !== "ok") return;
+        rt.audio(h.codec, h.flags, data.subarray(AUDIO_FRAME_HEADER_BYTES));
         if (delayMs === 0) {
           ws.send(data, { binary: true });
           framesEchoed++;
@@ -72,12 +80,12 @@ export async function startEchoAgent(o: EchoAgentOptions = {}): Promise<EchoAgen
         events.push(JSON.parse(text));
         if (events.length > MAX_EVENTS_KEPT) events.shift();
       } catch {
-        // echoAnswer reports it to the sender
+        // the engine answers it with an error event
       }
-      const answer = echoAnswer(text);
-      if (answer !== undefined) ws.send(answer);
+      rt.event(text);
     });
     ws.on("close", () => {
+      rt.close();
       if (timer) clearTimeout(timer);
       queue.length = 0;
     });

@@ -1,33 +1,20 @@
 // The echo agent without sockets, for embedding (one process runs everything) and for
-// benchmarks that isolate the media path: the same behaviour as agent.ts behind the
-// BackendLink a session uses. BACKEND_URL=internal:echo (optionally ?delay_ms=N).
+// benchmarks that isolate the media path: the same behaviour as agent.ts (audio echo, the
+// Realtime events of realtime.ts) behind the BackendLink a session uses.
+// BACKEND_URL=internal:echo (optionally ?delay_ms=N).
 import {
   AUDIO_FRAME_HEADER_BYTES,
   type AudioFrameHeader,
-  BridgeEvent,
   encodeAudioFrame,
   newAudioFrameHeader,
   readAudioFrameHeader,
 } from "../transceiver/backend-protocol.ts";
 import type { BackendLink, BridgeHandlers } from "../transceiver/bridge.ts";
+import { EchoEvents } from "./events-shell.ts";
 
 export function internalEchoDelay(url: string): number {
   const m = /[?&]delay_ms=(\d{1,5})/.exec(url);
   return m ? Number(m[1]) : 0;
-}
-
-/** Answers an event as the echo agent does; undefined when there is nothing to say. */
-export function echoAnswer(text: string): string | undefined {
-  let ev: unknown;
-  try {
-    ev = JSON.parse(text);
-  } catch {
-    return JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: "not JSON" } });
-  }
-  const type = typeof ev === "object" && ev !== null ? (ev as { type?: unknown }).type : undefined;
-  if (type === BridgeEvent.started || type === BridgeEvent.ended) return undefined;
-  if (type === "ping") return JSON.stringify({ type: "pong" });
-  return JSON.stringify({ type: "echo", received: ev });
 }
 
 export class InProcessEcho implements BackendLink {
@@ -36,6 +23,7 @@ export class InProcessEcho implements BackendLink {
   readonly #out = newAudioFrameHeader();
   readonly #queue: { at: number; frame: Buffer }[] = [];
   #timer: NodeJS.Timeout | undefined;
+  readonly #events: EchoEvents;
   state: "connecting" | "open" | "closed" = "open";
   droppedToBackend = 0;
   framesToBackend = 0;
@@ -44,11 +32,14 @@ export class InProcessEcho implements BackendLink {
   constructor(delayMs: number, h: BridgeHandlers) {
     this.#delayMs = delayMs;
     this.#h = h;
+    // Events go out on a microtask: a backend over a socket never answers synchronously.
+    this.#events = new EchoEvents((text) => queueMicrotask(() => this.state === "open" && h.onEvent(text)));
   }
 
   sendAudio(h: AudioFrameHeader, payload: Uint8Array): void {
     if (this.state !== "open") return;
     this.framesToBackend++;
+    this.#events.audio(h.codec, h.flags, payload);
     if (this.#delayMs === 0) {
       this.#deliver(h, payload);
       return;
@@ -77,13 +68,12 @@ export class InProcessEcho implements BackendLink {
   };
 
   sendEvent(text: string): void {
-    if (this.state !== "open") return;
-    const answer = echoAnswer(text);
-    if (answer !== undefined) queueMicrotask(() => this.state === "open" && this.#h.onEvent(answer));
+    if (this.state === "open") this.#events.event(text);
   }
 
   close(): void {
     this.state = "closed";
+    this.#events.close();
     if (this.#timer) clearTimeout(this.#timer);
     this.#queue.length = 0;
   }

@@ -1,5 +1,6 @@
 // The cluster signalling API of one transceiver (the system contract in docs/transceiver.md):
-// REST for sessions, a WebSocket at /v1/ws, health, readiness and metrics. Every /v1 request is
+// REST for sessions, a WebSocket at /v1/ws, a sideband WebSocket per call at
+// /v1/sessions/{id}/events (sideband.ts), health, readiness and metrics. Every /v1 request is
 // signed by the edge (regional/transceiver/signing.ts); errors travel as ApiError.
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
@@ -10,6 +11,7 @@ import { ApiError } from "./errors.ts";
 import { mediaType, readBody, sendError, sendJson } from "./http.ts";
 import { MAX_SDP_BYTES, parseSdpFrag } from "./sdp.ts";
 import type { EndReason, Session, SessionListener } from "./session.ts";
+import { acceptSideband, sidebandCallId } from "./sideband.ts";
 import type { CreateRequest, Transceiver } from "./transceiver.ts";
 
 export const MAX_JSON_BODY = 256 * 1024;
@@ -111,13 +113,15 @@ export function attachApi(server: Server, t: Transceiver): void {
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on("error", () => {});
     const url = req.url ?? "/";
-    if (url.split("?")[0] !== "/v1/ws")
+    const sideband = sidebandCallId(url.split("?")[0]!);
+    if (url.split("?")[0] !== "/v1/ws" && sideband === undefined)
       return rejectUpgrade(socket, new ApiError("not_found", "no such path"));
     t.verifier
       .verify(req.method ?? "GET", url, new Uint8Array(0), req.headers)
       .then((signed) => {
         const caller = callerOf(signed);
-        wss.handleUpgrade(req, socket, head, (ws) => serveSocket(t, ws, caller));
+        if (sideband !== undefined) acceptSideband((id) => t.lookup(id), wss, sideband, req, socket, head);
+        else wss.handleUpgrade(req, socket, head, (ws) => serveSocket(t, ws, caller));
       })
       .catch((e: unknown) =>
         rejectUpgrade(socket, e instanceof ApiError ? e : new ApiError("internal", "error")),

@@ -22,6 +22,8 @@ export const ERRORS = {
   // 412 / 428
   etag_mismatch: { status: 412, type: "precondition_error" },
   if_match_required: { status: 428, type: "precondition_error" },
+  // 429
+  sideband_limit: { status: 429, type: "rate_limit_error" },
   // 413
   body_too_large: { status: 413, type: "invalid_request_error" },
   sdp_too_large: { status: 413, type: "invalid_request_error" },

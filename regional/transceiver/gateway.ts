@@ -33,6 +33,7 @@ import { ApiError } from "./errors.ts";
 import { readBody, sendError, sendJson } from "./http.ts";
 import { type MembershipStore, RedisMembership } from "./membership.ts";
 import { RedisNonces } from "./nonce-store.ts";
+import { sidebandCallId } from "./sideband.ts";
 import { RequestSigner, RequestVerifier, type SharedNonces } from "./signing.ts";
 
 export interface GatewayConfig {
@@ -401,7 +402,9 @@ export class Gateway {
         `HTTP/1.1 ${e.status} ${e.code}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${e.retryAfter ? `Retry-After: ${e.retryAfter}\r\n` : ""}Connection: close\r\n\r\n${body}`,
       );
     };
-    if (url.split("?")[0] !== "/v1/ws") {
+    // A call's sideband goes to the transceiver its call id names; /v1/ws to the least loaded.
+    const sideband = sidebandCallId(url.split("?")[0]!);
+    if (url.split("?")[0] !== "/v1/ws" && sideband === undefined) {
       fail(new ApiError("not_found", "no such path"));
       return;
     }
@@ -409,14 +412,17 @@ export class Gateway {
     this.#verifier
       .verify(method, url, new Uint8Array(0), req.headers)
       .then(async (caller) => {
-        const m = this.candidates()[0];
+        const tid = sideband === undefined ? undefined : transceiverOfCallId(sideband);
+        const m = sideband === undefined ? this.candidates()[0] : this.members.get(tid ?? -1);
+        if (!m && sideband !== undefined)
+          return fail(new ApiError("call_id_unknown", "no such call in this cluster"));
         if (!m)
           return fail(new ApiError("no_transceiver", "no transceiver of this cluster can take a session", 2));
         const signed = await this.#signer.sign(
           { method, pathAndQuery: url, body: new Uint8Array(0), target: "", caller },
           { clusterId: this.config.clusterId, transceiverId: m.id },
         );
-        m.load++;
+        if (sideband === undefined) m.load++;
         const up = connect(Number(m.url.port || 80), m.url.hostname.replace(/^\[|\]$/g, ""));
         up.on("error", () => socket.destroy());
         socket.on("close", () => up.destroy());

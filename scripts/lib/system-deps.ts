@@ -30,6 +30,12 @@ export const SYSTEM_DEPS: readonly SystemDep[] = [
     version: "5:7.0.15-1~deb12u10",
   },
   {
+    pkg: "curl",
+    bin: "curl",
+    why: "a test runs the curl line `npm start` prints, as a newcomer pastes it",
+    for: "test",
+  },
+  {
     pkg: "chromium",
     bin: "chromium",
     why: "end-to-end and dashboard tests drive a real browser",

@@ -48,7 +48,7 @@ async function errorOf(
 ): Promise<{ status: number; type: string; code: string; message: string }> {
   const body = (await res.json()) as { error: { type: string; code: string; message: string } };
   expect(Object.keys(body)).toEqual(["error"]);
-  expect(Object.keys(body.error).sort()).toEqual(["code", "message", "type"]);
+  expect(Object.keys(body.error).sort()).toEqual(["code", "message", "param", "type"]);
   return { status: res.status, ...body.error };
 }
 
@@ -133,7 +133,7 @@ describe("authentication", () => {
       body: JSON.stringify({ session }),
     });
     const minted = (await res.json()) as { value: string; session: unknown };
-    expect(minted.session).toEqual(session);
+    expect(minted.session).toMatchObject({ ...session, type: "realtime", object: "realtime.session" });
     const fra = clusters.get("fra")!;
     expect((await create(sdpHeaders(minted.value))).status).toBe(201);
     expect(JSON.parse(fra.creates.at(-1)!.body).session).toEqual(session);

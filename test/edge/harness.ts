@@ -91,6 +91,8 @@ export interface EdgeOptions {
   bindings?: Record<string, unknown>;
   ratelimits?: Record<string, { limit: number; period?: 10 | 60 }>;
   kv?: Record<string, Record<string, string>>;
+  /** Serve HTTPS with a self-signed certificate (clients that insist on wss://, like openai's). */
+  https?: boolean;
 }
 
 export interface Edge {
@@ -129,6 +131,7 @@ export async function startEdge(o: EdgeOptions): Promise<Edge> {
     compatibilityDate: "2026-07-01",
     port: 0,
     host: "127.0.0.1",
+    ...(o.https ? { https: true } : {}),
     bindings: bindings as Record<string, string>,
     ratelimits: Object.fromEntries(
       Object.entries(o.ratelimits ?? {}).map(([k, v], i) => [

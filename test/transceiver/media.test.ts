@@ -56,13 +56,24 @@ describe("media through the shared socket", () => {
     const { client, callId } = await h.connectClient({ session: { instructions: "be brief" } });
     await until(() => client.dc?.readyState === "open", "data channel open");
     client.dc!.send(JSON.stringify({ type: "ping" }));
-    client.dc!.send(JSON.stringify({ type: "conversation.item.create", item: { text: "hi" } }));
-    await until(() => client.messages.length >= 2, "two events back");
-    expect(JSON.parse(client.messages[0]!)).toEqual({ type: "pong" });
-    expect(JSON.parse(client.messages[1]!)).toEqual({
-      type: "echo",
-      received: { type: "conversation.item.create", item: { text: "hi" } },
-    });
+    client.dc!.send(
+      JSON.stringify({
+        type: "conversation.item.create",
+        item: { type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] },
+      }),
+    );
+    const types = () => client.messages.map((m) => (JSON.parse(m) as { type: string }).type);
+    await until(() => types().includes("conversation.item.done"), "item events back");
+    // The echo backend speaks the Realtime protocol: session.created first, then the answers.
+    expect(types()).toEqual([
+      "session.created",
+      "pong",
+      "conversation.item.created",
+      "conversation.item.added",
+      "conversation.item.done",
+    ]);
+    expect(JSON.parse(client.messages[0]!).session.instructions).toBe("be brief");
+    expect(JSON.parse(client.messages[2]!).item.content).toEqual([{ type: "input_text", text: "hi" }]);
     const started = h.agent.events.find(
       (e) =>
         (e as { type: string; call_id?: string }).type === "session.started" &&
@@ -235,9 +246,10 @@ describe("in-process echo backend (BACKEND_URL=internal:echo)", () => {
       const { client, callId } = await h2.connectClient();
       const sent = await talk(client, 10, 20, 0);
       client.dc!.send(JSON.stringify({ type: "ping" }));
-      await until(() => echoed(client, 10).length >= 20 && client.messages.length >= 1, "in-process echo");
+      const pong = () => client.messages.some((m) => JSON.parse(m).type === "pong");
+      await until(() => echoed(client, 10).length >= 20 && pong(), "in-process echo");
       expect(echoed(client, 10)).toEqual(sent);
-      expect(JSON.parse(client.messages[0]!)).toEqual({ type: "pong" });
+      expect(JSON.parse(client.messages[0]!).type).toBe("session.created");
       const st = (await (await h2.call("GET", `/v1/sessions/${callId}`)).json()) as SessionStatus;
       expect(st.backend.state).toBe("open");
       expect(st.backend.framesFromBackend).toBeGreaterThanOrEqual(20);
