@@ -22,16 +22,16 @@ export type SetupStage = (typeof SETUP_STAGES)[number];
 
 /** Transceiver drop reasons (gr_transceiver_drops_total). */
 export const DROP_REASONS = [
-  "bad-frame",
-  "unexpected-frame",
-  "wrong-transceiver",
-  "bad-stun",
-  "bad-username",
-  "unknown-ufrag",
-  "bad-integrity",
-  "unknown-address",
-  "not-rtp",
-  "no-route",
+  "bad_frame",
+  "unexpected_frame",
+  "wrong_transceiver",
+  "bad_stun",
+  "bad_username",
+  "unknown_ufrag",
+  "bad_integrity",
+  "unknown_address",
+  "not_rtp",
+  "no_route",
 ] as const;
 export type DropReason = (typeof DROP_REASONS)[number];
 

@@ -138,7 +138,7 @@ export class Mux {
     if (kind === DatagramKind.stun) {
       view = this.#view;
       if (readStun(payload, len, view) !== "ok") {
-        this.#counters.drop("bad-stun");
+        this.#counters.drop("bad_stun");
         return;
       }
       if (isBindingRequest(view)) {
@@ -149,7 +149,7 @@ export class Mux {
     // Everything but a Binding request is routed by the client address a check bound earlier.
     const path = this.#paths.get(key);
     if (path === undefined || path.session === undefined) {
-      this.#counters.drop("unknown-address");
+      this.#counters.drop("unknown_address");
       return;
     }
     this.#touch(path, h, relayHost, relayPort);
@@ -173,18 +173,18 @@ export class Mux {
     relayPort: number,
   ): void {
     if (view.usernameOffset < 0 || view.colonOffset < 0) {
-      this.#counters.drop("bad-username");
+      this.#counters.drop("bad_username");
       return;
     }
     const ufrag = payload.toString("latin1", view.usernameOffset, view.colonOffset);
     const entry = this.#byUfrag.get(ufrag);
     if (entry === undefined) {
-      this.#counters.drop("unknown-ufrag");
+      this.#counters.drop("unknown_ufrag");
       return;
     }
     const session = entry.session;
     if (!verifyMessageIntegrity(payload, view, entry.pwd, this.#hmac)) {
-      this.#counters.drop("bad-integrity");
+      this.#counters.drop("bad_integrity");
       return;
     }
     let path = this.#paths.get(key);

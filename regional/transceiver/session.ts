@@ -380,7 +380,7 @@ export class Session implements MuxSession {
     if (this.state === "ended") return;
     const codec = this.#ptToCodec.get(rtp.header.payloadType);
     if (codec === undefined) {
-      this.#d.metrics.drops["not-rtp"].inc();
+      this.#d.metrics.drops["not_rtp"].inc();
       return;
     }
     if (this.#firstAudioAt === 0) {
@@ -479,7 +479,7 @@ export class Session implements MuxSession {
     if (p === undefined || p.port !== addr[1] || p.ip !== addr[0]) {
       p = this.#findPath(addr);
       if (p === undefined) {
-        this.#d.metrics.drops["no-route"].inc();
+        this.#d.metrics.drops["no_route"].inc();
         return;
       }
       const sel = this.#att.selectedAddress();

@@ -66,16 +66,16 @@ describe("Mux", () => {
     const s = new FakeSession();
     mux.addUfrag("UFRAG1", enc.encode("p".repeat(32)), s);
     mux.handle(rtp, header("10.0.0.1", 5000), "127.0.0.1", 4000);
-    expect(drops).toEqual(["unknown-address"]);
+    expect(drops).toEqual(["unknown_address"]);
     mux.handle(
       check("UFRAG1", "wrong-password-wrong-password-00"),
       header("10.0.0.1", 5000),
       "127.0.0.1",
       4000,
     );
-    expect(drops).toEqual(["unknown-address", "bad-integrity"]);
+    expect(drops).toEqual(["unknown_address", "bad_integrity"]);
     mux.handle(check("OTHER", "p".repeat(32)), header("10.0.0.1", 5000), "127.0.0.1", 4000);
-    expect(drops.at(-1)).toBe("unknown-ufrag");
+    expect(drops.at(-1)).toBe("unknown_ufrag");
     expect(s.checks).toHaveLength(0);
     mux.handle(check("UFRAG1", "p".repeat(32)), header("10.0.0.1", 5000), "127.0.0.1", 4000);
     expect(s.checks).toHaveLength(1);
@@ -164,6 +164,6 @@ describe("Mux", () => {
       encodeBindingRequest({ transactionId: randomBytes(12), username: "nocolon" }),
     );
     mux.handle(noColon, header("10.0.0.4", 1), "127.0.0.1", 1);
-    expect(drops).toEqual(["bad-stun", "bad-username"]);
+    expect(drops).toEqual(["bad_stun", "bad_username"]);
   });
 });
