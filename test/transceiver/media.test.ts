@@ -168,9 +168,9 @@ describe("media through the shared socket", () => {
         useCandidate: true,
       });
     // Wrong password: dropped, the session stays where it is.
-    const bad = h.t.metrics.drops["bad_integrity"].value;
+    const bad = h.t.metrics.drops.bad_integrity.value;
     h.relay.sendFrame(FrameType.data, "127.0.0.2", 4444, check("x".repeat(32)));
-    await until(() => h.t.metrics.drops["bad_integrity"].value > bad, 3000, "bad integrity counted");
+    await until(() => h.t.metrics.drops.bad_integrity.value > bad, 3000, "bad integrity counted");
     expect((await status(callId)).clientAddress).not.toBe("127.0.0.2:4444");
     h.relay.sendFrame(FrameType.data, "127.0.0.2", 4444, check(serverPwd));
     await until(async () => (await status(callId)).clientAddress === "127.0.0.2:4444", 3000, "moved");
@@ -193,10 +193,10 @@ describe("media through the shared socket", () => {
     const { client } = await h.connectClient();
     const m = h.t.metrics.drops;
     const b = {
-      frame: m["bad_frame"].value,
-      addr: m["unknown_address"].value,
-      ufrag: m["unknown_ufrag"].value,
-      stun: m["bad_stun"].value,
+      frame: m.bad_frame.value,
+      addr: m.unknown_address.value,
+      ufrag: m.unknown_ufrag.value,
+      stun: m.bad_stun.value,
     };
     for (let i = 0; i < 50; i++) h.relay.sendRaw(randomBytes(1 + (i % 60)));
     h.relay.sendRaw(Buffer.alloc(28)); // zero header: bad magic
@@ -220,10 +220,10 @@ describe("media through the shared socket", () => {
     );
     h.relay.sendFrame(FrameType.ping, "0.0.0.0", 0, Buffer.from("probe-1"));
     await until(() => h.relay.pongs.some((p) => p.toString() === "probe-1"), 3000, "pong");
-    await until(() => m["bad_frame"].value >= b.frame + 51, 3000, "bad frames counted");
-    expect(m["unknown_address"].value).toBeGreaterThan(b.addr);
-    expect(m["unknown_ufrag"].value).toBe(b.ufrag + 1);
-    expect(m["bad_stun"].value).toBe(b.stun + 1);
+    await until(() => m.bad_frame.value >= b.frame + 51, 3000, "bad frames counted");
+    expect(m.unknown_address.value).toBeGreaterThan(b.addr);
+    expect(m.unknown_ufrag.value).toBe(b.ufrag + 1);
+    expect(m.bad_stun.value).toBe(b.stun + 1);
     const sent = await talk(client, 9, 10, 0);
     await until(() => echoed(client, 9).length >= 10, 5000, "echo after garbage");
     expect(echoed(client, 9)).toEqual(sent);
