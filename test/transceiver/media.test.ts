@@ -153,12 +153,13 @@ describe("media through the shared socket", () => {
     expect(after.addressChanges).toBe(1);
   });
 
-  it("moves at once on an authenticated USE-CANDIDATE check from a new address", async () => {
+  it("a valid USE-CANDIDATE check from an address that cannot answer our check never moves the call", async () => {
     const { client, callId, answer } = await h.connectClient();
     const serverUfrag = /a=ice-ufrag:(\S+)/.exec(answer)![1]!;
     const serverPwd = /a=ice-pwd:(\S+)/.exec(answer)![1]!;
     const clientUfrag = /a=ice-ufrag:(\S+)/.exec(client.pc.localDescription!.sdp)![1]!;
     await talk(client, 8, 3, 0);
+    const before = (await status(callId)).clientAddress;
     const check = (pwd: string) =>
       encodeBindingRequest({
         transactionId: randomBytes(12),
@@ -171,9 +172,54 @@ describe("media through the shared socket", () => {
     const bad = h.t.metrics.drops.bad_integrity.value;
     h.relay.sendFrame(FrameType.data, "127.0.0.2", 4444, check("x".repeat(32)));
     await until(() => h.t.metrics.drops.bad_integrity.value > bad, 3000, "bad integrity counted");
-    expect((await status(callId)).clientAddress).not.toBe("127.0.0.2:4444");
+    // Right password, from an address nobody answers at: our check goes there, nothing comes back.
+    const checked = h.t.metrics.pathEventCount("checked");
+    const expired = h.t.metrics.pathEventCount("expired");
     h.relay.sendFrame(FrameType.data, "127.0.0.2", 4444, check(serverPwd));
-    await until(async () => (await status(callId)).clientAddress === "127.0.0.2:4444", 3000, "moved");
+    await until(() => h.t.metrics.pathEventCount("checked") > checked, 3000, "our check sent");
+    const sent = await talk(client, 10, 10, 100);
+    await until(() => echoed(client, 10).length >= 10, 5000, "echo keeps flowing");
+    expect(echoed(client, 10)).toEqual(sent);
+    const st = await status(callId);
+    expect(st.clientAddress).toBe(before);
+    expect(st.addressChanges).toBe(0);
+    await until(() => h.t.metrics.pathEventCount("expired") > expired, 8000, "the candidate expired");
+    expect((await status(callId)).clientAddress).toBe(before);
+  });
+
+  it("a genuine move (USE-CANDIDATE from the client's new address) completes within one check round trip", async () => {
+    const { client, callId, answer } = await h.connectClient();
+    const serverUfrag = /a=ice-ufrag:(\S+)/.exec(answer)![1]!;
+    const serverPwd = /a=ice-pwd:(\S+)/.exec(answer)![1]!;
+    const clientUfrag = /a=ice-ufrag:(\S+)/.exec(client.pc.localDescription!.sdp)![1]!;
+    await talk(client, 11, 3, 0);
+    await until(() => echoed(client, 11).length >= 3, 5000, "echo before the move");
+    const realPort = Number((await status(callId)).clientAddress!.split(":")[1]);
+    const apparent = 20000 + Math.floor(Math.random() * 20000);
+    h.relay.remap(realPort, apparent);
+    const checked = h.t.metrics.pathEventCount("checked");
+    const validated = h.t.metrics.pathEventCount("validated");
+    // The client's nominating check from its new address (what it sends after a network change).
+    h.relay.sendFrame(
+      FrameType.data,
+      "127.0.0.1",
+      apparent,
+      encodeBindingRequest({
+        transactionId: randomBytes(12),
+        username: `${serverUfrag}:${clientUfrag}`,
+        password: serverPwd,
+        hmacSha1,
+        useCandidate: true,
+      }),
+    );
+    await until(async () => (await status(callId)).clientAddress === `127.0.0.1:${apparent}`, 3000, "moved");
+    // One check of ours, one answer: the move took one round trip.
+    expect(h.t.metrics.pathEventCount("checked")).toBe(checked + 1);
+    expect(h.t.metrics.pathEventCount("validated")).toBe(validated + 1);
+    expect((await status(callId)).addressChanges).toBe(1);
+    const sent = await talk(client, 12, 20, 500);
+    await until(() => echoed(client, 12).length >= 20, 5000, "echo after the move");
+    expect(echoed(client, 12)).toEqual(sent);
   });
 
   it("hang-up ends the session and sends flowClose for the client's address", async () => {
