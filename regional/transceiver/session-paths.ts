@@ -193,6 +193,7 @@ export class SessionPaths implements MuxSession {
       case "validated":
         if (path === undefined) return;
         this.#metrics.pathEvent("validated");
+        path.validated = true;
         // Before anything werift sends there: the relays lift the half-open limits first.
         this.#mux.sendPathValidated(path);
         for (const payload of e.held) this.#deliver.push({ payload, addr: path.addr });

@@ -48,6 +48,8 @@ export class ClientPath {
   readonly header = Buffer.alloc(FRAME_HEADER_BYTES);
   lastSeen = 0;
   session: MuxSession | undefined;
+  /** The session's own check to this address was answered (set by the session). */
+  validated = false;
 
   constructor(key: number | string, h: FrameHeader) {
     this.key = key;
@@ -177,6 +179,9 @@ export class Mux {
     if (path.relayPort !== relayPort || path.popId !== h.popId || path.relayHost !== relayHost) {
       path.setRelay(h, relayHost, relayPort);
       path.peer = this.#peerFor?.(relayHost, relayPort);
+      // The client's traffic moved to another relay (POP failover, second candidate): that
+      // relay's flow for the address starts half-open; the address was already proven.
+      if (path.validated) this.sendPathValidated(path);
     }
   }
 
@@ -234,6 +239,7 @@ export class Mux {
     if (path.session !== session) {
       const previous = path.session;
       path.session = session;
+      path.validated = false;
       previous?.onPathLost(path);
     }
     this.#touch(path, h, this.#frameHost, this.#framePort);
