@@ -49,7 +49,7 @@ describe("cluster engine", () => {
     const v = frame({ ...spec, type: FrameType.pathValidated }, new Uint8Array(0));
     expect(e.fromTransceiver(T0 + 2, 4, v, v.length)).toBe(Action.toBackbone);
     expect([e.out.address, e.out.port]).toEqual([POP.address, POP.port]);
-    expect(e.lookup(spec.clientIp, spec.clientPort)!.state).toBe("validated");
+    expect(e.lookup(spec.clientIp, spec.clientPort)!.state).toBe("answered");
     expect(e.stats.flowsValidated).toBe(1);
   });
 

@@ -91,6 +91,7 @@ describe("POP engine: first packet and routing", () => {
       [bindingRequest(hint(1, 1, OTHER_KEYS)), Drop.badMac],
       [bindingRequest(hint(1, 1, `5:${Buffer.alloc(32, 1).toString("base64")}`)), Drop.unknownKey],
       [bindingRequest("notahint"), Drop.badHint],
+      [bindingRequest(Buffer.alloc(18, 0x23).toString("base64")), Drop.unsupportedVersion],
       [bindingRequest(hint(3, 1)), Drop.unknownCluster],
       [bindingRequest(hint(1, 1)).subarray(0, 30), Drop.malformed],
       [bindingSuccess(txid()), Drop.noFlow],
@@ -130,7 +131,7 @@ describe("POP engine: return path", () => {
     expect(e.lookup(C.address, C.port)!.state).toBe("half-open");
     const v = frame({ ...spec, type: FrameType.pathValidated }, new Uint8Array(0));
     expect(e.fromUpstream(T0 + 13, PeerKind.cluster, 1, v, v.length)).toBe(Action.drop);
-    expect(e.lookup(C.address, C.port)!.state).toBe("validated");
+    expect(e.lookup(C.address, C.port)!.state).toBe("answered");
     expect(e.stats.flowsValidated).toBe(1);
     expect(rtts).toEqual([[RttKind.backbone, 1, 12]]);
     // Transceiver's consent check, then the client's answer: first-hop RTT.
@@ -423,7 +424,7 @@ describe("POP engine: flow mirror and restore", () => {
       transceiverId: 6,
       clientPort: C.port,
     });
-    expect(e.lookup(C.address, C.port)).toMatchObject({ state: "validated", clusterId: 2 });
+    expect(e.lookup(C.address, C.port)).toMatchObject({ state: "answered", clusterId: 2 });
     const c = rtp();
     expect(e.fromClient(T0 + 4, C.address, C.port, c, c.length)).toBe(Action.forwardWrapped);
   });

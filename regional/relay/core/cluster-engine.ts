@@ -237,7 +237,7 @@ export class ClusterEngine {
     if (slot < 0) return null;
     const t = this.table;
     return {
-      state: t.state[slot] === FlowState.halfOpen ? "half-open" : "validated",
+      state: t.state[slot] === FlowState.halfOpen ? "half-open" : "answered",
       transceiverId: t.transceiver[slot]!,
       popId: t.pop[slot]!,
     };

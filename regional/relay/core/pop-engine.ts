@@ -60,7 +60,8 @@ export interface PopEngineConfig {
 }
 
 export interface FlowInfo {
-  state: "half-open" | "validated";
+  /** "answered": the transceiver validated the client address (pathValidated). */
+  state: "half-open" | "answered";
   clusterId: number;
   transceiverId: number;
   ageMs: number;
@@ -613,7 +614,7 @@ export class PopEngine {
     if (slot < 0) return null;
     const t = this.table;
     return {
-      state: t.state[slot] === FlowState.halfOpen ? "half-open" : "validated",
+      state: t.state[slot] === FlowState.halfOpen ? "half-open" : "answered",
       clusterId: t.cluster[slot]!,
       transceiverId: t.transceiver[slot]!,
       ageMs: (this.#clock.tick - t.created[slot]!) * this.#tickMs,
