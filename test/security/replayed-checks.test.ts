@@ -226,6 +226,16 @@ describe("replayed STUN checks (attacks 1 and 2)", () => {
     expect(st.addressChanges).toBe(before.addressChanges);
     expect(st.state).toBe("connected");
     const got = attacker.rx.reduce((n, m) => n + m.length, 0);
+    console.log(
+      JSON.stringify({
+        attack: 1,
+        replayBytes: check.length,
+        bytesToAttacker: got,
+        datagramsToAttacker: attacker.rx.length,
+        clientAddress: st.clientAddress,
+        echo,
+      }),
+    );
     expect(got).toBeLessThanOrEqual(check.length);
     expect(attacker.rx.filter((m) => m[0]! >= 128 && m[0]! < 192)).toEqual([]); // no RTP/SRTP
     expect(echo.echoed / echo.sent).toBeGreaterThanOrEqual(0.99);
