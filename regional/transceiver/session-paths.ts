@@ -116,7 +116,12 @@ export class SessionPaths implements MuxSession {
     const path = mux.bindPath(key, this);
     this.#byKey.set(key, path);
     this.packetsFromClient++;
-    if (verdict === "deliver") this.#deliver.push({ payload, addr: path.addr });
+    if (verdict === "deliver") {
+      // A relay that lost the flow (restart without a mirror) rebuilt it half-open from this
+      // check: the address is still ours and validated, so say so again before werift answers.
+      if (path.validated) mux.sendPathValidated(path);
+      this.#deliver.push({ payload, addr: path.addr });
+    }
     this.#apply();
   }
 
