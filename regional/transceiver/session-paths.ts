@@ -68,8 +68,8 @@ export class SessionPaths implements MuxSession {
     this.#att = att;
   }
 
-  get current(): ClientPath | undefined {
-    return this.#current;
+  get pathCount(): number {
+    return this.#byKey.size;
   }
 
   /** The media path: werift's selected pair if it is one of ours, else the one we selected. */
@@ -293,9 +293,5 @@ export class SessionPaths implements MuxSession {
     this.#byKey.clear();
     this.#current = undefined;
     this.book.clear();
-  }
-
-  get pathCount(): number {
-    return this.#byKey.size;
   }
 }

@@ -188,6 +188,28 @@ describe("Mux", () => {
     expect(mux.pathCount).toBe(0);
   });
 
+  it("tells a new relay at once that a validated path's address was validated", () => {
+    const { mux, sent } = setup();
+    const s = new FakeSession(() => mux);
+    mux.addUfrag("M", enc.encode("m".repeat(32)), s);
+    mux.handle(check("M", "m".repeat(32)), header("10.0.0.7", 7007, 3), "127.0.0.1", 4444);
+    const path = s.checks[0]!;
+    mux.handle(rtp, header("10.0.0.7", 7007, 3), "127.0.0.1", 5555); // relay change, not validated
+    expect(sent).toHaveLength(0);
+    path.validated = true;
+    mux.handle(rtp, header("10.0.0.7", 7007, 4), "127.0.0.1", 6666); // POP failover
+    expect(sent).toHaveLength(1);
+    const h = newFrameHeader();
+    expect(decodeFrameHeader(sent[0]!.header, 28, h)).toBe("ok");
+    expect(h).toMatchObject({ type: FrameType.pathValidated, popId: 4, clientPort: 7007 });
+    expect(sent[0]!.port).toBe(6666);
+    // A session that takes the address over must validate it again.
+    const other = new FakeSession(() => mux);
+    mux.addUfrag("N", enc.encode("n".repeat(32)), other);
+    mux.handle(check("N", "n".repeat(32)), header("10.0.0.7", 7007, 4), "127.0.0.1", 6666);
+    expect(path.validated).toBe(false);
+  });
+
   it("sends pathValidated and flowClose along the path with the client's header", () => {
     const { mux, sent } = setup();
     const s = new FakeSession(() => mux);
