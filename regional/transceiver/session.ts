@@ -30,7 +30,7 @@ import { BackendBridge, type BackendLink, type BridgeErrorReason, INTERNAL_ECHO 
 import { ClientEvents, type SessionListener } from "./client-events.ts";
 import type { TransceiverConfig } from "./config.ts";
 import type { Mux, PathKey } from "./core/mux.ts";
-import { DEFAULT_PATH_LIMITS, PathBook } from "./core/paths.ts";
+import { DEFAULT_PATH_LIMITS, PathBook, type PathLimits } from "./core/paths.ts";
 import { ApiError } from "./errors.ts";
 import type { RegionHandles, TransceiverMetrics } from "./metrics.ts";
 import { finishAnswer, type OfferInfo, replaceIceCredentials, restartAnswerFrag } from "./sdp.ts";
@@ -48,6 +48,8 @@ export interface SessionDeps {
   hintMac: MacSync;
   hmacSha1: HmacSha1;
   log: Logger;
+  /** Overrides of the path book's limits (tests); `quietMs` comes from PATH_QUIET_MS. */
+  pathLimits?: Partial<PathLimits>;
   onEnded(s: Session): void;
 }
 
@@ -166,7 +168,8 @@ export class Session {
     this.pc = serverPeerConnection(init.offer);
     this.#audio = this.pc.addTransceiver("audio", { direction: "sendrecv" });
     this.#events = new ClientEvents(d.config.backendQueueBytes, () => d.metrics.backendDroppedToClient.inc());
-    const book = new PathBook<PathKey>({ ...DEFAULT_PATH_LIMITS, quietMs: d.config.pathQuietMs }, newTxid);
+    const limits = { ...DEFAULT_PATH_LIMITS, quietMs: d.config.pathQuietMs, ...d.pathLimits };
+    const book = new PathBook<PathKey>(limits, newTxid);
     this.paths = new SessionPaths(d.mux, d.metrics, d.hmacSha1, book, {
       remoteUfrag: () => this.#remoteUfrag,
       localUfrag: () => this.#ufrag,

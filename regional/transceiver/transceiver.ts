@@ -15,6 +15,7 @@ import { attachApi } from "./api.ts";
 import { BackboneSocket } from "./backbone.ts";
 import type { TransceiverConfig } from "./config.ts";
 import { type CoarseClock, Mux } from "./core/mux.ts";
+import type { PathLimits } from "./core/paths.ts";
 import { ApiError } from "./errors.ts";
 import type { MembershipStore } from "./membership.ts";
 import { TransceiverMetrics } from "./metrics.ts";
@@ -49,6 +50,8 @@ export interface CreateResult {
 export interface TransceiverOptions {
   log?: Logger;
   membership?: MembershipStore;
+  /** Path book limits for every session (tests; the defaults are in core/paths.ts). */
+  pathLimits?: Partial<PathLimits>;
 }
 
 const ENDED_KEEP_MS = 5 * 60_000;
@@ -70,6 +73,7 @@ export class Transceiver {
   #server!: Server;
   verifier!: RequestVerifier;
   readonly #membership: MembershipStore | undefined;
+  readonly #pathLimits: Partial<PathLimits> | undefined;
   #pending = 0;
   draining = false;
   #stopped = false;
@@ -88,6 +92,7 @@ export class Transceiver {
     this.#callIdMac = nodeMac(config.callIdKeys);
     this.#hintMac = nodeMac(config.hintKeys);
     this.#membership = o.membership;
+    this.#pathLimits = o.pathLimits;
   }
 
   static async start(config: TransceiverConfig, o: TransceiverOptions = {}): Promise<Transceiver> {
@@ -246,6 +251,7 @@ export class Transceiver {
             hintMac: this.#hintMac,
             hmacSha1,
             log: this.log,
+            ...(this.#pathLimits ? { pathLimits: this.#pathLimits } : {}),
             onEnded: (s) => this.#onEnded(s, dupKey),
           },
           {
