@@ -152,14 +152,15 @@ describe("replayed STUN checks older than the replay window (attack 2, second li
   it(`${SOURCES} sources: each new address costs at most one check of ours, never more bytes than it sent`, async () => {
     const check = s.tap.check(false)!;
     await sleep(1500); // the transceiver has forgotten the check's transaction id
-    const checked = s.t.metrics.pathEventCount("checked");
+    const ourChecks = (): number => s.t.metrics.pathEventCount?.("checked") ?? 0;
+    const checked = ourChecks();
     const r = await reflectionAttack(s, check, 3);
     // Only a few sources became candidates (the cap, then the id is remembered again); each got
     // one check, no larger than the replay, and none ever validated.
-    const ours = s.t.metrics.pathEventCount("checked") - checked;
+    const ours = ourChecks() - checked;
     expect(ours).toBeGreaterThan(0);
     expect(r.answeredSources).toBeLessThanOrEqual(ours);
     expect(r.receivedDatagrams).toBeLessThanOrEqual(ours);
-    expect(s.t.metrics.pathEventCount("validated")).toBe(1);
+    expect(s.t.metrics.pathEventCount?.("validated")).toBe(1);
   }, 120_000);
 });
