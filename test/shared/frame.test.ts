@@ -148,7 +148,16 @@ describe("decode rejections", () => {
     ["version 0", [[1, 0x01]], 0, "unsupported-version"],
     ["type 0", [[1, 0x10]], 0, "bad-type"],
     ["type 6", [[1, 0x16]], 0, "bad-type"],
-    ["pathValidated with client port 0", [[1, 0x15], [10, 0], [11, 0]], 0, "bad-address"],
+    [
+      "pathValidated, port 0",
+      [
+        [1, 0x15],
+        [10, 0],
+        [11, 0],
+      ],
+      0,
+      "bad-address",
+    ],
     ["unknown flag", [[2, 0x02]], 0, "bad-type"],
     ["reserved byte", [[3, 0x01]], 0, "bad-type"],
     ["IPv4 with non-zero padding", [[12, 1]], 0, "bad-address"],
