@@ -1,16 +1,20 @@
 // The POP engine on virtual time: no sockets, no clocks; every output checked.
 import { describe, expect, it } from "vitest";
+import { nodeMac } from "../../regional/common/hmac.ts";
 import { PopEngine, type PopEngineConfig } from "../../regional/relay/core/pop-engine.ts";
 import { DEFAULT_RESTORE_LIMITS } from "../../regional/relay/core/restore.ts";
 import { RttKind } from "../../regional/relay/core/rtt.ts";
 import { SourceList } from "../../regional/relay/core/sources.ts";
 import { Action, Drop, PeerKind } from "../../regional/relay/core/types.ts";
 import { FlowCloseReason, FrameType } from "../../shared/backbone/frame.ts";
+import { HintVerifier } from "../../shared/hint/codec.ts";
+import { parseKeyring } from "../../shared/keys.ts";
 import {
   bindingRequest,
   bindingSuccess,
   dtls,
   frame,
+  HINT_KEYS,
   hint,
   OTHER_KEYS,
   readFrame,
@@ -102,6 +106,18 @@ describe("POP engine: first packet and routing", () => {
       expect(e.stats.drops[reason]).toBe(before + 1);
     }
     expect(e.table.size).toBe(0);
+  });
+
+  it("counts a hint under a key removed from GR_HINT_KEYS as unknown_key, not bad_hint", () => {
+    // Rotation finished too early: the POP holds only key 1; the transceiver still mints under key 3.
+    const onlyKey1 = HINT_KEYS.split(",").find((k) => k.startsWith("1:"))!;
+    const { e } = engine({ hint: new HintVerifier(nodeMac(parseKeyring(onlyKey1, "GR_HINT_KEYS", 15))) });
+    const req = bindingRequest(hint(1, 4)); // minted under the active key, id 3
+    expect(e.fromClient(T0, C.address, C.port, req, req.length)).toBe(Action.drop);
+    expect(e.stats.drops[Drop.unknownKey]).toBe(1);
+    expect(e.stats.drops[Drop.badHint]).toBe(0);
+    const under1 = bindingRequest(hint(1, 4, onlyKey1));
+    expect(e.fromClient(T0, C.address, C.port, under1, under1.length)).toBe(Action.forwardWrapped);
   });
 
   it("forwards a co-located cluster's flows straight to the transceiver, if the registry knows it", () => {
