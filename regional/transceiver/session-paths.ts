@@ -94,9 +94,11 @@ export class SessionPaths implements MuxSession {
     if (
       other?.session !== undefined &&
       other.session !== this &&
-      now - other.lastSeen < this.book.limits.quietMs
+      other.validated &&
+      now - other.lastSeen < this.book.limits.validatedIdleMs
     ) {
-      // Another live session's client is at this address: a check for us from there is forged.
+      // Another session proved its client is at this address and it is still in use: a check
+      // for us from there is a replay or a forgery, and must not take the path away.
       this.#metrics.drops.path_in_use.inc();
       return;
     }

@@ -187,6 +187,37 @@ describe("media through the shared socket", () => {
     expect((await status(callId)).clientAddress).toBe(before);
   });
 
+  it("a valid check for one call, sent from another call's address, takes nothing away from it", async () => {
+    const a = await h.connectClient();
+    const b = await h.connectClient();
+    const serverUfrag = /a=ice-ufrag:(\S+)/.exec(a.answer)![1]!;
+    const serverPwd = /a=ice-pwd:(\S+)/.exec(a.answer)![1]!;
+    const clientUfrag = /a=ice-ufrag:(\S+)/.exec(a.client.pc.localDescription!.sdp)![1]!;
+    await talk(b.client, 13, 5, 0);
+    await until(() => echoed(b.client, 13).length >= 5, 5000, "b's echo");
+    const bAddress = (await status(b.callId)).clientAddress!;
+    const [ip, port] = bAddress.split(":");
+    const inUse = h.t.metrics.drops.path_in_use.value;
+    h.relay.sendFrame(
+      FrameType.data,
+      ip!,
+      Number(port),
+      encodeBindingRequest({
+        transactionId: randomBytes(12),
+        username: `${serverUfrag}:${clientUfrag}`,
+        password: serverPwd,
+        hmacSha1,
+        useCandidate: true,
+      }),
+    );
+    await until(() => h.t.metrics.drops.path_in_use.value > inUse, 3000, "path_in_use counted");
+    const sent = await talk(b.client, 14, 20, 100);
+    await until(() => echoed(b.client, 14).length >= 20, 5000, "b's echo after the forged check");
+    expect(echoed(b.client, 14)).toEqual(sent);
+    expect((await status(b.callId)).clientAddress).toBe(bAddress);
+    expect((await status(a.callId)).clientAddress).not.toBe(bAddress);
+  });
+
   it("a genuine move (USE-CANDIDATE from the client's new address) completes within one check round trip", async () => {
     const { client, callId, answer } = await h.connectClient();
     const serverUfrag = /a=ice-ufrag:(\S+)/.exec(answer)![1]!;
