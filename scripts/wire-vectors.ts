@@ -172,6 +172,14 @@ export async function wireVectors(): Promise<WireVectors> {
       Uint8Array.of(FlowCloseReason.hangup),
     ),
     frameVector("ping", FrameType.ping, [1, 2, 0], "0.0.0.0", 0, counting(0xa0, 8)),
+    frameVector(
+      "path-validated",
+      FrameType.pathValidated,
+      [1, 2, 3],
+      "198.51.100.20",
+      40000,
+      new Uint8Array(0),
+    ),
   ];
 
   const stunInput = {

@@ -244,8 +244,8 @@ export class SyntheticSystem {
       c.active.set(c.sessions);
       c.relayActive.set(c.sessions);
       c.relayHalfOpen.set(this.#poisson(1));
-      c.drops("unknown-ufrag").inc(this.#poisson(0.2 * dt));
-      c.drops("bad-integrity").inc(this.#poisson(0.1 * dt));
+      c.drops("unknown_ufrag").inc(this.#poisson(0.2 * dt));
+      c.drops("bad_integrity").inc(this.#poisson(0.1 * dt));
     }
   }
 

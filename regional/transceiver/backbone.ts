@@ -14,8 +14,8 @@ import {
   newFrameHeader,
 } from "../../shared/backbone/frame.ts";
 import type { HostPort } from "../../shared/topology/address.ts";
+import type { Mux } from "./core/mux.ts";
 import type { TransceiverMetrics } from "./metrics.ts";
-import type { Mux } from "./mux.ts";
 
 /** Default: 4 MB, net.core.rmem_max on a stock host (docs/toolchain.md, "Kernel and UDP"). */
 export const DEFAULT_SOCKET_BUFFER_BYTES = 4 * 1024 * 1024;
@@ -116,7 +116,7 @@ export class BackboneSocket {
 
   #listen(socket: Socket): void {
     socket.on("message", (msg, rinfo) => this.#onMessage(msg, rinfo.address, rinfo.port));
-    socket.on("error", () => this.#metrics.drops["bad-frame"].inc());
+    socket.on("error", () => this.#metrics.drops.bad_frame.inc());
   }
 
   /** The peer object for a relay source (stable per address; connects in the background). */
@@ -186,7 +186,7 @@ export class BackboneSocket {
     const h = this.#header;
     const status = decodeFrameHeader(msg, msg.length, h);
     if (status !== "ok") {
-      this.#metrics.drops["bad-frame"].inc();
+      this.#metrics.drops.bad_frame.inc();
       return;
     }
     // Liveness probes are answered whatever ids they carry.
@@ -197,7 +197,7 @@ export class BackboneSocket {
       return;
     }
     if (h.clusterId !== this.#clusterId || h.transceiverId !== this.#transceiverId) {
-      this.#metrics.drops["wrong-transceiver"].inc();
+      this.#metrics.drops.wrong_transceiver.inc();
       return;
     }
     if (h.type === FrameType.data) {
@@ -206,7 +206,7 @@ export class BackboneSocket {
       mux.handle(msg.subarray(FRAME_HEADER_BYTES), h, host, port);
       return;
     }
-    this.#metrics.drops["unexpected-frame"].inc();
+    this.#metrics.drops.unexpected_frame.inc();
   }
 
   async close(): Promise<void> {

@@ -22,18 +22,26 @@ export type SetupStage = (typeof SETUP_STAGES)[number];
 
 /** Transceiver drop reasons (gr_transceiver_drops_total). */
 export const DROP_REASONS = [
-  "bad-frame",
-  "unexpected-frame",
-  "wrong-transceiver",
-  "bad-stun",
-  "bad-username",
-  "unknown-ufrag",
-  "bad-integrity",
-  "unknown-address",
-  "not-rtp",
-  "no-route",
+  "bad_frame",
+  "unexpected_frame",
+  "wrong_transceiver",
+  "bad_stun",
+  "bad_username",
+  "unknown_ufrag",
+  "bad_integrity",
+  "unknown_address",
+  "not_rtp",
+  "no_route",
+  "stun_replay",
+  "path_cap",
+  "path_unvalidated",
+  "path_in_use",
 ] as const;
 export type DropReason = (typeof DROP_REASONS)[number];
+
+/** What happens to client paths (gr_transceiver_path_events_total{event}). */
+export const PATH_EVENTS = ["checked", "validated", "expired", "released"] as const;
+export type PathEventName = (typeof PATH_EVENTS)[number];
 
 const RATIO_BUCKETS = [0, 0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1] as const;
 const JITTER_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.25, 0.5, 1] as const;
@@ -71,6 +79,7 @@ export class TransceiverMetrics {
   readonly #backendErrors: Metric<CounterHandle>;
   readonly #regions = new Map<string, RegionHandles>();
   readonly drops: Record<DropReason, CounterHandle>;
+  readonly #pathEvents: Record<PathEventName, CounterHandle>;
   readonly backendDroppedToBackend: CounterHandle;
   readonly backendDroppedToClient: CounterHandle;
   readonly #counters = new Map<string, CounterHandle>();
@@ -121,6 +130,22 @@ export class TransceiverMetrics {
     this.drops = Object.fromEntries(
       DROP_REASONS.map((reason) => [reason, drops.with({ cluster, reason })]),
     ) as Record<DropReason, CounterHandle>;
+    const paths = r.counter(
+      "gr_transceiver_path_events_total",
+      "Client paths: our checks sent to new addresses, answered (validated), expired unanswered, released",
+      ["cluster", "event"],
+    );
+    this.#pathEvents = Object.fromEntries(
+      PATH_EVENTS.map((event) => [event, paths.with({ cluster, event })]),
+    ) as Record<PathEventName, CounterHandle>;
+  }
+
+  pathEvent(event: PathEventName): void {
+    this.#pathEvents[event].inc();
+  }
+
+  pathEventCount(event: PathEventName): number {
+    return this.#pathEvents[event].value;
   }
 
   region(region: Region): RegionHandles {

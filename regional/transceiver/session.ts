@@ -13,10 +13,7 @@ import {
 } from "werift";
 import type { MacSync } from "../../shared/hint/codec.ts";
 import { mintHint } from "../../shared/hint/codec.ts";
-import type { DatagramKind } from "../../shared/stun/classify.ts";
 import type { HmacSha1 } from "../../shared/stun/integrity.ts";
-import { verifyMessageIntegrity } from "../../shared/stun/integrity.ts";
-import type { StunView } from "../../shared/stun/reader.ts";
 import type { HostPort } from "../../shared/topology/address.ts";
 import type { Logger } from "../common/log.ts";
 import { InProcessEcho, internalEchoDelay } from "../echo-agent/in-process.ts";
@@ -32,12 +29,14 @@ import {
 import { BackendBridge, type BackendLink, type BridgeErrorReason, INTERNAL_ECHO } from "./bridge.ts";
 import { ClientEvents, type SessionListener } from "./client-events.ts";
 import type { TransceiverConfig } from "./config.ts";
+import type { Mux, PathKey } from "./core/mux.ts";
+import { DEFAULT_PATH_LIMITS, PathBook, type PathLimits } from "./core/paths.ts";
 import { ApiError } from "./errors.ts";
 import type { RegionHandles, TransceiverMetrics } from "./metrics.ts";
-import { type ClientPath, isSuccessResponse, type Mux, type MuxSession } from "./mux.ts";
 import { finishAnswer, type OfferInfo, replaceIceCredentials, restartAnswerFrag } from "./sdp.ts";
+import { SessionPaths } from "./session-paths.ts";
 import { type EndReason, FLOW_CLOSE, type SessionState, type SessionStatus } from "./session-types.ts";
-import { type Address, attachSharedSocket, type IceAttachment, iceTransportCount } from "./werift-glue.ts";
+import { attachSharedSocket, type IceAttachment, iceTransportCount } from "./werift-glue.ts";
 
 export type { SessionListener } from "./client-events.ts";
 export type { EndReason, SessionState, SessionStatus } from "./session-types.ts";
@@ -49,6 +48,8 @@ export interface SessionDeps {
   hintMac: MacSync;
   hmacSha1: HmacSha1;
   log: Logger;
+  /** Overrides of the path book's limits (tests); `quietMs` comes from PATH_QUIET_MS. */
+  pathLimits?: Partial<PathLimits>;
   onEnded(s: Session): void;
 }
 
@@ -66,6 +67,7 @@ export interface SessionInit {
 
 const OLD_UFRAG_GRACE_MS = 30_000;
 const enc = new TextEncoder();
+const newTxid = (): Uint8Array => randomBytes(12);
 const noop = (): void => {};
 
 /** 128+ random bits as ice-chars: 24 bytes → 32 base64 characters (no padding). */
@@ -113,7 +115,7 @@ export function serverPeerConnection(
   });
 }
 
-export class Session implements MuxSession {
+export class Session {
   readonly callId: string;
   readonly region: string;
   readonly #d: SessionDeps;
@@ -130,8 +132,7 @@ export class Session implements MuxSession {
   #etag = newEtag();
   state: SessionState = "connecting";
   endReason: EndReason | undefined;
-  readonly #paths = new Set<ClientPath>();
-  #current: ClientPath | undefined;
+  readonly paths: SessionPaths;
   #restarting = false;
   readonly #events: ClientEvents;
   #ptToCodec = new Map<number, number>();
@@ -140,8 +141,6 @@ export class Session implements MuxSession {
   /** The negotiated audio direction lets us send (false for a sendonly client, e.g. WHIP). */
   #clientReceives = true;
   readonly #frame = newAudioFrameHeader();
-  #remotePwd = "";
-  #remotePwdBytes = new Uint8Array(0);
   #nextStatsAt = 0;
   #lastLost = 0;
   #lastReceived = 0;
@@ -157,8 +156,6 @@ export class Session implements MuxSession {
   #lastConsentAt = 0;
   iceRestarts = 0;
   addressChanges = 0;
-  packetsFromClient = 0;
-  packetsToClient = 0;
 
   private constructor(d: SessionDeps, init: SessionInit) {
     this.#d = d;
@@ -171,6 +168,26 @@ export class Session implements MuxSession {
     this.pc = serverPeerConnection(init.offer);
     this.#audio = this.pc.addTransceiver("audio", { direction: "sendrecv" });
     this.#events = new ClientEvents(d.config.backendQueueBytes, () => d.metrics.backendDroppedToClient.inc());
+    const limits = { ...DEFAULT_PATH_LIMITS, quietMs: d.config.pathQuietMs, ...d.pathLimits };
+    const book = new PathBook<PathKey>(limits, newTxid);
+    this.paths = new SessionPaths(d.mux, d.metrics, d.hmacSha1, book, {
+      remoteUfrag: () => this.#remoteUfrag,
+      localUfrag: () => this.#ufrag,
+      onMoved: () => {
+        this.addressChanges++;
+        this.#lastConsentAt = this.#d.mux.clock.now;
+      },
+      onConsent: () => {
+        this.#lastConsentAt = this.#d.mux.clock.now;
+      },
+    });
+  }
+
+  get packetsFromClient(): number {
+    return this.paths.packetsFromClient;
+  }
+  get packetsToClient(): number {
+    return this.paths.packetsToClient;
   }
 
   /** Builds the session and its answer; throws ApiError on an offer werift cannot take. */
@@ -206,7 +223,7 @@ export class Session implements MuxSession {
   #useCredentials(ufrag: string, pwd: string): void {
     this.#ufrag = ufrag;
     this.#ufrags.push({ ufrag, retireAt: Number.POSITIVE_INFINITY });
-    this.#d.mux.addUfrag(ufrag, enc.encode(pwd), this);
+    this.#d.mux.addUfrag(ufrag, enc.encode(pwd), this.paths);
   }
 
   async #negotiate(): Promise<string> {
@@ -241,9 +258,10 @@ export class Session implements MuxSession {
       pwd,
       candidateHost: vip.host,
       candidatePort: vip.port,
-      send: (data, addr) => this.#sendTo(data, addr),
+      send: (data, addr) => this.paths.sendTo(data, addr),
       onClose: noop,
     });
+    this.paths.attach(this.#att);
     this.#useCredentials(ufrag, pwd);
     await pc.setLocalDescription(await pc.createAnswer());
     const codecs = this.#audio.codecs;
@@ -380,7 +398,7 @@ export class Session implements MuxSession {
     if (this.state === "ended") return;
     const codec = this.#ptToCodec.get(rtp.header.payloadType);
     if (codec === undefined) {
-      this.#d.metrics.drops["not-rtp"].inc();
+      this.#d.metrics.drops.not_rtp.inc();
       return;
     }
     if (this.#firstAudioAt === 0) {
@@ -425,75 +443,11 @@ export class Session implements MuxSession {
     this.#events.removeListener(l);
   }
 
-  // ---- paths (MuxSession) ---------------------------------------------------------------
-
-  onCheck(payload: Buffer, path: ClientPath, useCandidate: boolean): void {
-    if (this.state === "ended") return;
-    this.#paths.add(path);
-    const sel = this.#att.selectedAddress();
-    if (sel !== undefined && (sel[0] !== path.ip || sel[1] !== path.port)) {
-      const old = this.#findPath(sel);
-      const quiet = old === undefined || this.#d.mux.clock.now - old.lastSeen >= this.#d.config.pathQuietMs;
-      if (useCandidate || quiet) {
-        // The client moved (NAT rebinding, new network, relay failover): keep the session and
-        // move the selected pair to the authenticated new address.
-        this.#att.moveSelectedPair(path.ip, path.port);
-        this.#current = path;
-        this.addressChanges++;
-        this.#lastConsentAt = this.#d.mux.clock.now;
-      }
-    }
-    this.packetsFromClient++;
-    this.#att.deliver(payload, path.addr);
-  }
-
-  onDatagram(payload: Buffer, path: ClientPath, _kind: DatagramKind, view: StunView | null): void {
-    if (this.state === "ended") return;
-    this.packetsFromClient++;
-    if (view !== null && isSuccessResponse(view) && path === this.#current) {
-      // RFC 7675 consent: an authenticated answer to one of our checks on the selected path.
-      const pwd = this.#att.remotePassword();
-      if (pwd !== this.#remotePwd) {
-        this.#remotePwd = pwd;
-        this.#remotePwdBytes = enc.encode(pwd);
-      }
-      if (verifyMessageIntegrity(payload, view, this.#remotePwdBytes, this.#d.hmacSha1)) {
-        this.#lastConsentAt = this.#d.mux.clock.now;
-      }
-    }
-    this.#att.deliver(payload, path.addr);
-  }
-
-  onPathLost(path: ClientPath): void {
-    this.#paths.delete(path);
-    if (this.#current === path) this.#current = undefined;
-  }
-
-  #findPath(addr: Address): ClientPath | undefined {
-    for (const p of this.#paths) if (p.port === addr[1] && p.ip === addr[0]) return p;
-    return undefined;
-  }
-
-  #sendTo(data: Buffer, addr: Address): void {
-    let p = this.#current;
-    if (p === undefined || p.port !== addr[1] || p.ip !== addr[0]) {
-      p = this.#findPath(addr);
-      if (p === undefined) {
-        this.#d.metrics.drops["no-route"].inc();
-        return;
-      }
-      const sel = this.#att.selectedAddress();
-      if (sel !== undefined && sel[0] === p.ip && sel[1] === p.port) this.#current = p;
-    }
-    this.packetsToClient++;
-    this.#d.mux.send(p, data);
-  }
+  // ---- paths ---------------------------------------------------------------------------
 
   /** The client's current address "ip:port" as the relays reported it. */
   get clientAddress(): string | undefined {
-    const sel = this.#att?.selectedAddress();
-    const p = sel ? this.#findPath(sel) : this.#current;
-    return p?.address;
+    return this.paths.mediaPath()?.address;
   }
 
   // ---- ICE restart ----------------------------------------------------------------------
@@ -545,10 +499,11 @@ export class Session implements MuxSession {
       this.end("consent_lost");
       return;
     }
+    this.paths.tick(this.#d.mux.clock.now);
     for (let i = this.#ufrags.length - 1; i >= 0; i--) {
       const u = this.#ufrags[i]!;
       if (u.retireAt <= now) {
-        this.#d.mux.removeUfrag(u.ufrag, this);
+        this.#d.mux.removeUfrag(u.ufrag, this.paths);
         this.#ufrags.splice(i, 1);
       }
     }
@@ -587,26 +542,16 @@ export class Session implements MuxSession {
     this.endReason = reason;
     this.endedAt = Date.now();
     const mux = this.#d.mux;
-    for (const u of this.#ufrags) mux.removeUfrag(u.ufrag, this);
+    for (const u of this.#ufrags) mux.removeUfrag(u.ufrag, this.paths);
+    this.paths.stop();
     this.#bridge?.close(JSON.stringify({ type: BridgeEvent.ended, call_id: this.callId, reason }));
     this.#events.ended(reason);
-    const paths = [...this.#paths];
-    const current = this.clientAddress;
     // Close the peer connection first: its goodbyes (SCTP ABORT, DTLS close_notify) still need
     // the paths. Then tell the relays to drop the flows, current address first.
     this.closed = this.pc
       .close()
       .catch(noop)
-      .finally(() => {
-        paths.sort((a) => (a.address === current ? -1 : 1));
-        for (const p of paths) {
-          if (p.session === this) {
-            mux.sendFlowClose(p, FLOW_CLOSE[reason]);
-            mux.removePath(p);
-          }
-        }
-        this.#paths.clear();
-      });
+      .finally(() => this.paths.closeAll(FLOW_CLOSE[reason]));
     this.#d.metrics.ended(reason);
     this.#d.onEnded(this);
   }
@@ -614,7 +559,8 @@ export class Session implements MuxSession {
   /** Undo a failed create: nothing was announced yet. */
   #discard(): void {
     this.state = "ended";
-    for (const u of this.#ufrags) this.#d.mux.removeUfrag(u.ufrag, this);
+    for (const u of this.#ufrags) this.#d.mux.removeUfrag(u.ufrag, this.paths);
+    this.paths.stop();
     this.#bridge?.close();
     void this.pc.close().catch(noop);
   }
@@ -622,8 +568,7 @@ export class Session implements MuxSession {
   status(): SessionStatus {
     const ms = (t: number): number | null =>
       t > 0 && this.#answeredAt > 0 ? Math.round(t - this.#answeredAt) : null;
-    const sel = this.#att?.selectedAddress();
-    const path = sel ? this.#findPath(sel) : this.#current;
+    const path = this.paths.mediaPath();
     return {
       callId: this.callId,
       state: this.state,

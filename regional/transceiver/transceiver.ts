@@ -15,10 +15,11 @@ import { createLogger, type Logger } from "../common/log.ts";
 import { attachApi } from "./api.ts";
 import { BackboneSocket } from "./backbone.ts";
 import type { TransceiverConfig } from "./config.ts";
+import { type CoarseClock, Mux } from "./core/mux.ts";
+import type { PathLimits } from "./core/paths.ts";
 import { ApiError } from "./errors.ts";
 import type { MembershipStore } from "./membership.ts";
 import { TransceiverMetrics } from "./metrics.ts";
-import { type CoarseClock, Mux } from "./mux.ts";
 import { inspectOffer } from "./sdp.ts";
 import { type EndReason, Session, type SessionStatus } from "./session.ts";
 import { SetupLimiter } from "./setup-limit.ts";
@@ -53,6 +54,8 @@ export interface CreateResult {
 export interface TransceiverOptions {
   log?: Logger;
   membership?: MembershipStore;
+  /** Path book limits for every session (tests; the defaults are in core/paths.ts). */
+  pathLimits?: Partial<PathLimits>;
 }
 
 const ENDED_KEEP_MS = 5 * 60_000;
@@ -75,6 +78,7 @@ export class Transceiver {
   verifier!: RequestVerifier;
   readonly setupLimiter: SetupLimiter;
   readonly #membership: MembershipStore | undefined;
+  readonly #pathLimits: Partial<PathLimits> | undefined;
   #pending = 0;
   draining = false;
   #stopped = false;
@@ -98,6 +102,7 @@ export class Transceiver {
       config.setupLimitPerNetwork,
       config.setupTimeoutMs,
     );
+    this.#pathLimits = o.pathLimits;
   }
 
   static async start(config: TransceiverConfig, o: TransceiverOptions = {}): Promise<Transceiver> {
@@ -261,6 +266,7 @@ export class Transceiver {
             hintMac: this.#hintMac,
             hmacSha1,
             log: this.log,
+            ...(this.#pathLimits ? { pathLimits: this.#pathLimits } : {}),
             onEnded: (s) => {
               if (ticket) this.setupLimiter.release(ticket);
               this.#onEnded(s, dupKey);

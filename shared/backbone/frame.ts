@@ -27,9 +27,21 @@ export const FrameType = {
   /** Liveness / RTT probe between backbone peers; payload is echoed in the pong. */
   ping: 3,
   pong: 4,
+  /**
+   * Transceiver to relays: the transceiver's own connectivity check to the client address in the
+   * header was answered (RFC 8445 §7.2.5.3), so the address is not spoofed. The relays then treat
+   * the flow as established (long timer, no amplification budget, mirrored). No payload.
+   */
+  pathValidated: 5,
 } as const;
 export type FrameType = (typeof FrameType)[keyof typeof FrameType];
-export const FRAME_TYPE_NAMES: Record<number, string> = { 1: "data", 2: "flow-close", 3: "ping", 4: "pong" };
+export const FRAME_TYPE_NAMES: Record<number, string> = {
+  1: "data",
+  2: "flow-close",
+  3: "ping",
+  4: "pong",
+  5: "path-validated",
+};
 
 export const FlowCloseReason = {
   hangup: 1,
@@ -105,7 +117,7 @@ export function decodeFrameHeader(buf: Uint8Array, len: number, h: FrameHeader):
   const vt = buf[1]!;
   if (vt >> 4 !== FRAME_VERSION) return "unsupported-version";
   const type = vt & 15;
-  if (type < FrameType.data || type > FrameType.pong) return "bad-type";
+  if (type < FrameType.data || type > FrameType.pathValidated) return "bad-type";
   const flags = buf[2]!;
   if ((flags & ~1) !== 0 || buf[3] !== 0) return "bad-type";
   h.type = type;
@@ -119,6 +131,7 @@ export function decodeFrameHeader(buf: Uint8Array, len: number, h: FrameHeader):
   if (!h.clientIpv6) {
     for (let i = 0; i < 12; i++) if (ip[i] !== 0) return "bad-address";
   }
-  if (type === FrameType.data && h.clientPort === 0) return "bad-address";
+  if ((type === FrameType.data || type === FrameType.pathValidated) && h.clientPort === 0)
+    return "bad-address";
   return "ok";
 }

@@ -82,7 +82,7 @@ describe("real exporters through the dashboard parser", () => {
     m.failed("at_capacity");
     m.ended("hangup");
     m.backendError("connect_failed");
-    m.drops["unknown-ufrag"].inc();
+    m.drops["unknown_ufrag"].inc();
     m.sessionsActive.set(1);
     const e = parseExposition(m.render());
     expect(e.issues).toEqual([]);

@@ -171,6 +171,11 @@ describe("IPv6 clients", () => {
     f.set(res, 28);
     expect(e.fromUpstream(2, PeerKind.cluster, 1, f, f.length)).toBe(Action.toClient);
     expect([e.out.address, e.out.port]).toEqual([client, 5000]);
+    // The transceiver validated the address (its own check was answered).
+    h.type = FrameType.pathValidated;
+    const v = new Uint8Array(28);
+    encodeFrameHeader(v, 0, h);
+    expect(e.fromUpstream(2, PeerKind.cluster, 1, v, v.length)).toBe(Action.drop);
     expect(e.lookup(client, 5000)!.state).toBe("answered");
     const m = rtp();
     expect(e.fromClient(3, client, 5000, m, m.length)).toBe(Action.forwardWrapped);

@@ -38,7 +38,27 @@ describe("cluster engine", () => {
     const down = frame(spec, bindingSuccess(id));
     expect(e.fromTransceiver(T0 + 1, 4, down, down.length)).toBe(Action.toBackbone);
     expect([e.out.address, e.out.port]).toEqual([POP.address, POP.port]);
+    // A success (a replayed check draws one) opens nothing; the transceiver's pathValidated does,
+    // and goes on to the POP unchanged.
+    expect(e.lookup(spec.clientIp, spec.clientPort)!.state).toBe("half-open");
+    const v = frame({ ...spec, type: FrameType.pathValidated }, new Uint8Array(0));
+    expect(e.fromTransceiver(T0 + 2, 4, v, v.length)).toBe(Action.toBackbone);
+    expect([e.out.address, e.out.port]).toEqual([POP.address, POP.port]);
     expect(e.lookup(spec.clientIp, spec.clientPort)!.state).toBe("answered");
+    expect(e.stats.flowsValidated).toBe(1);
+  });
+
+  it("expires a flow the transceiver never validated after halfOpenMs, even with traffic", () => {
+    const e = engine();
+    const up = frame(spec, bindingRequest(hint(1, 4), txid()));
+    e.fromBackbone(T0, POP.address, POP.port, up, up.length);
+    const down = frame(spec, bindingSuccess(txid()));
+    for (let t = T0; t < T0 + 2_500; t += 100) {
+      e.fromTransceiver(t, 4, down, down.length);
+      e.tick(t);
+    }
+    expect(e.lookup(spec.clientIp, spec.clientPort)).toBeNull();
+    expect(e.stats.expiredHalfOpen).toBe(1);
   });
 
   it("accepts frames only from the POP's networks, for its own cluster and known transceivers", () => {

@@ -1,17 +1,21 @@
 // The POP engine on virtual time: no sockets, no clocks; every output checked.
 import { describe, expect, it } from "vitest";
+import { nodeMac } from "../../regional/common/hmac.ts";
 import { PopEngine, type PopEngineConfig } from "../../regional/relay/core/pop-engine.ts";
 import { DEFAULT_RESTORE_LIMITS } from "../../regional/relay/core/restore.ts";
 import { RttKind } from "../../regional/relay/core/rtt.ts";
 import { SourceList } from "../../regional/relay/core/sources.ts";
 import { Action, Drop, PeerKind } from "../../regional/relay/core/types.ts";
 import { FlowCloseReason, FrameType } from "../../shared/backbone/frame.ts";
+import { HintVerifier } from "../../shared/hint/codec.ts";
+import { parseKeyring } from "../../shared/keys.ts";
 import { VIRTUAL_TIMERS } from "../support/relay-timers.ts";
 import {
   bindingRequest,
   bindingSuccess,
   dtls,
   frame,
+  HINT_KEYS,
   hint,
   OTHER_KEYS,
   readFrame,
@@ -47,7 +51,10 @@ function engine(over: Partial<PopEngineConfig> = {}): { e: PopEngine; rtts: [num
 
 const C = { address: "198.51.100.7", port: 40000 };
 
-/** Establishes a flow: request up, success down. Returns the txid and the request size. */
+/**
+ * Establishes a flow: request up, success down, then the transceiver's pathValidated (its own
+ * check to the client was answered). Returns the request size.
+ */
 function establish(e: PopEngine, now: number, ufrag = hint(1, 4), client = C): number {
   const id = txid();
   const req = bindingRequest(ufrag, id);
@@ -55,6 +62,8 @@ function establish(e: PopEngine, now: number, ufrag = hint(1, 4), client = C): n
   const f = readFrame(Buffer.concat([e.out.header, req]))!;
   const res = frame({ ...f, type: FrameType.data }, bindingSuccess(id));
   expect(e.fromUpstream(now + 1, PeerKind.cluster, f.clusterId, res, res.length)).toBe(Action.toClient);
+  const v = frame({ ...f, type: FrameType.pathValidated }, new Uint8Array(0));
+  expect(e.fromUpstream(now + 1, PeerKind.cluster, f.clusterId, v, v.length)).toBe(Action.drop);
   return req.length;
 }
 
@@ -78,8 +87,10 @@ describe("POP engine: first packet and routing", () => {
     const cases: [Buffer, number][] = [
       [rtp(), Drop.noFlow],
       [dtls(), Drop.noFlow],
-      [bindingRequest(hint(1, 1, OTHER_KEYS)), Drop.badHint],
+      [bindingRequest(hint(1, 1, OTHER_KEYS)), Drop.badMac],
+      [bindingRequest(hint(1, 1, `5:${Buffer.alloc(32, 1).toString("base64")}`)), Drop.unknownKey],
       [bindingRequest("notahint"), Drop.badHint],
+      [bindingRequest(Buffer.alloc(18, 0x23).toString("base64")), Drop.unsupportedVersion],
       [bindingRequest(hint(3, 1)), Drop.unknownCluster],
       [bindingRequest(hint(1, 1)).subarray(0, 30), Drop.malformed],
       [bindingSuccess(txid()), Drop.noFlow],
@@ -90,6 +101,18 @@ describe("POP engine: first packet and routing", () => {
       expect(e.stats.drops[reason]).toBe(before + 1);
     }
     expect(e.table.size).toBe(0);
+  });
+
+  it("counts a hint under a key removed from GR_HINT_KEYS as unknown_key, not bad_hint", () => {
+    // Rotation finished too early: the POP holds only key 1; the transceiver still mints under key 3.
+    const onlyKey1 = HINT_KEYS.split(",").find((k) => k.startsWith("1:"))!;
+    const { e } = engine({ hint: new HintVerifier(nodeMac(parseKeyring(onlyKey1, "GR_HINT_KEYS", 15))) });
+    const req = bindingRequest(hint(1, 4)); // minted under the active key, id 3
+    expect(e.fromClient(T0, C.address, C.port, req, req.length)).toBe(Action.drop);
+    expect(e.stats.drops[Drop.unknownKey]).toBe(1);
+    expect(e.stats.drops[Drop.badHint]).toBe(0);
+    const under1 = bindingRequest(hint(1, 4, onlyKey1));
+    expect(e.fromClient(T0, C.address, C.port, under1, under1.length)).toBe(Action.forwardWrapped);
   });
 
   it("forwards a co-located cluster's flows straight to the transceiver, if the registry knows it", () => {
@@ -115,7 +138,12 @@ describe("POP engine: return path", () => {
     expect(e.fromUpstream(T0 + 12, PeerKind.cluster, 1, res, res.length)).toBe(Action.toClient);
     expect(e.out.address).toBe(C.address);
     expect(e.out.port).toBe(C.port);
+    // A STUN success proves nothing (a replayed check draws one): still half-open.
+    expect(e.lookup(C.address, C.port)!.state).toBe("half-open");
+    const v = frame({ ...spec, type: FrameType.pathValidated }, new Uint8Array(0));
+    expect(e.fromUpstream(T0 + 13, PeerKind.cluster, 1, v, v.length)).toBe(Action.drop);
     expect(e.lookup(C.address, C.port)!.state).toBe("answered");
+    expect(e.stats.flowsValidated).toBe(1);
     expect(rtts).toEqual([[RttKind.backbone, 1, 12]]);
     // Transceiver's consent check, then the client's answer: first-hop RTT.
     const cid = txid();
@@ -145,6 +173,62 @@ describe("POP engine: return path", () => {
     const big = frame(spec, rtp(1000));
     expect(e.fromUpstream(T0, PeerKind.cluster, 1, big, big.length)).toBe(Action.drop);
     expect(e.lookup(C.address, C.port)!.state).toBe("half-open");
+  });
+
+  it("keeps the amplification limits on a half-open flow after STUN successes and DTLS, until pathValidated", () => {
+    const { e } = engine({ mirror: true });
+    const reqs: Buffer[] = [];
+    // The client (or an attacker replaying its check) sends 6 requests: a 6x budget in bytes.
+    for (let i = 0; i < 6; i++) {
+      const req = bindingRequest(hint(1, 4));
+      reqs.push(req);
+      e.fromClient(T0 + i, C.address, C.port, req, req.length);
+    }
+    const spec = { popId: 7, clusterId: 1, transceiverId: 4, clientIp: C.address, clientPort: C.port };
+    let datagrams = 0;
+    let bytes = 0;
+    for (const payload of [
+      bindingSuccess(txid()),
+      dtls(),
+      bindingSuccess(txid()),
+      rtp(60),
+      rtp(60),
+      rtp(60),
+    ]) {
+      const f = frame(spec, payload);
+      if (e.fromUpstream(T0 + 10, PeerKind.cluster, 1, f, f.length) === Action.toClient) {
+        datagrams++;
+        bytes += payload.length;
+      }
+    }
+    expect(datagrams).toBe(4);
+    expect(bytes).toBeLessThanOrEqual(reqs.reduce((n, r) => n + r.length, 0));
+    expect(e.stats.drops[Drop.halfOpenLimit]).toBe(2);
+    expect(e.lookup(C.address, C.port)!.state).toBe("half-open");
+    // Nothing unvalidated is mirrored; validation mirrors and lifts the limits.
+    expect(e.events).toEqual([]);
+    const v = frame({ ...spec, type: FrameType.pathValidated }, new Uint8Array(0));
+    e.fromUpstream(T0 + 20, PeerKind.cluster, 1, v, v.length);
+    expect(e.events.map((x) => x.type)).toEqual(["mirror"]);
+    const m = frame(spec, rtp(1200));
+    for (let i = 0; i < 10; i++)
+      expect(e.fromUpstream(T0 + 21, PeerKind.cluster, 1, m, m.length)).toBe(Action.toClient);
+  });
+
+  it("takes pathValidated only for the flow's own transceiver and POP, and never forwards it to the client", () => {
+    const { e } = engine();
+    const req = bindingRequest(hint(1, 4));
+    e.fromClient(T0, C.address, C.port, req, req.length);
+    const spec = { popId: 7, clusterId: 1, transceiverId: 4, clientIp: C.address, clientPort: C.port };
+    const empty = new Uint8Array(0);
+    const wrongT = frame({ ...spec, type: FrameType.pathValidated, transceiverId: 5 }, empty);
+    expect(e.fromUpstream(T0, PeerKind.cluster, 1, wrongT, wrongT.length)).toBe(Action.drop);
+    const wrongPop = frame({ ...spec, type: FrameType.pathValidated, popId: 8 }, empty);
+    expect(e.fromUpstream(T0, PeerKind.cluster, 1, wrongPop, wrongPop.length)).toBe(Action.drop);
+    const otherCluster = frame({ ...spec, type: FrameType.pathValidated, clusterId: 2 }, empty);
+    expect(e.fromUpstream(T0, PeerKind.cluster, 2, otherCluster, otherCluster.length)).toBe(Action.drop);
+    expect(e.lookup(C.address, C.port)!.state).toBe("half-open");
+    expect(e.stats.drops[Drop.flowMismatch]).toBe(3);
   });
 
   it("drops frames for unknown flows, other destinations and other POPs", () => {
@@ -185,7 +269,7 @@ describe("POP engine: return path", () => {
 });
 
 describe("POP engine: timers on virtual time", () => {
-  it("expires a half-open flow after halfOpenMs, an answered one after idleMs", () => {
+  it("expires a half-open flow after halfOpenMs, a validated one after idleMs", () => {
     const { e } = engine();
     const req = bindingRequest(hint(1, 4));
     e.fromClient(T0, "198.51.100.1", 1, req, req.length);
@@ -308,7 +392,7 @@ describe("POP engine: address change, re-pointing, limits, drain", () => {
 });
 
 describe("POP engine: flow mirror and restore", () => {
-  it("mirrors an answered flow, refreshes it only while active", () => {
+  it("mirrors a validated flow, refreshes it only while active", () => {
     const { e } = engine({ mirror: true });
     establish(e, T0);
     expect(e.events).toEqual([

@@ -31,7 +31,7 @@ describe("FlowTable", () => {
           model.delete(key);
         }
       } else if (t.size < t.capacity) {
-        const s = t.insert4(ip, port, "x", r() < 0.5 ? FlowState.halfOpen : FlowState.answered, step);
+        const s = t.insert4(ip, port, "x", r() < 0.5 ? FlowState.halfOpen : FlowState.validated, step);
         expect(s).toBeGreaterThanOrEqual(0);
         model.set(key, s);
       }
@@ -49,16 +49,16 @@ describe("FlowTable", () => {
     const a = t.insert4(0x0a000001, 1, "", FlowState.halfOpen, 0);
     t.insert4(0x0a000002, 1, "", FlowState.halfOpen, 0);
     expect(t.admit(p)).toBe("half-open-limit");
-    t.markAnswered(a);
+    t.markValidated(a);
     expect(t.admit(p)).toBe("ok");
     t.insert4(0x0a000003, 1, "", FlowState.halfOpen, 0);
-    t.insert4(0x0a000004, 1, "", FlowState.answered, 0);
+    t.insert4(0x0a000004, 1, "", FlowState.validated, 0);
     expect(t.admit(p)).toBe("prefix-full");
     expect(t.admit(FlowTable.prefix4(0x0b000001))).toBe("ok");
     t.remove(a);
     expect(t.admit(p)).toBe("half-open-limit");
     expect(t.halfOpen).toBe(2);
-    for (let i = 0; i < 7; i++) t.insert4(0x0c000000 + i * 256, 1, "", FlowState.answered, 0);
+    for (let i = 0; i < 7; i++) t.insert4(0x0c000000 + i * 256, 1, "", FlowState.validated, 0);
     expect(t.size).toBe(10);
     expect(t.admit(FlowTable.prefix4(0x0d000001))).toBe("table-full");
   });

@@ -1,6 +1,7 @@
 // Loopback harness: free ports, a topology for them, relay configs, a UDP socket standing in for
 // the transceiver (decodes each frame, answers Binding requests with a framed success response to
-// the frame's source, as the real transceiver does), and a client socket with a message queue.
+// the frame's source and then a pathValidated frame, as the real transceiver does once its own
+// check succeeded), and a client socket with a message queue.
 import dgram from "node:dgram";
 import type { RelayConfig } from "../../regional/relay/config.ts";
 import { DEFAULT_RESTORE_LIMITS } from "../../regional/relay/core/restore.ts";
@@ -104,6 +105,8 @@ export class FakeTransceiver {
   readonly seen: SeenFrame[] = [];
   /** Answer Binding requests (off: the flow stays half-open). */
   answer = true;
+  /** Send pathValidated after each answer (off: the relays keep the flow half-open). */
+  validate = true;
   /** Echo data frames that are not STUN back to the sender. */
   echo = true;
   readonly #view = newStunView();
@@ -134,6 +137,13 @@ export class FakeTransceiver {
       if (readStun(p, p.length, this.#view) !== "ok" || this.#view.messageClass !== 0) return;
       const res = frame(f, bindingSuccess(p.subarray(8, 20)));
       this.sock.send(res, rinfo.port, rinfo.address);
+      // As the real transceiver does once its own check to the client is answered.
+      if (this.validate)
+        this.sock.send(
+          frame({ ...f, type: FrameType.pathValidated }, new Uint8Array(0)),
+          rinfo.port,
+          rinfo.address,
+        );
     } else if (this.echo) {
       this.sock.send(msg, rinfo.port, rinfo.address);
     }

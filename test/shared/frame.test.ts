@@ -147,7 +147,17 @@ describe("decode rejections", () => {
     ["version 2", [[1, 0x21]], 0, "unsupported-version"],
     ["version 0", [[1, 0x01]], 0, "unsupported-version"],
     ["type 0", [[1, 0x10]], 0, "bad-type"],
-    ["type 5", [[1, 0x15]], 0, "bad-type"],
+    ["type 6", [[1, 0x16]], 0, "bad-type"],
+    [
+      "pathValidated, port 0",
+      [
+        [1, 0x15],
+        [10, 0],
+        [11, 0],
+      ],
+      0,
+      "bad-address",
+    ],
     ["unknown flag", [[2, 0x02]], 0, "bad-type"],
     ["reserved byte", [[3, 0x01]], 0, "bad-type"],
     ["IPv4 with non-zero padding", [[12, 1]], 0, "bad-address"],
@@ -192,7 +202,7 @@ describe("decode rejections", () => {
     );
     // and on headers that pass the magic/version check, to reach the deeper branches
     fc.assert(
-      fc.property(fc.uint8Array({ minLength: 28, maxLength: 40 }), fc.nat(4), (buf, t) => {
+      fc.property(fc.uint8Array({ minLength: 28, maxLength: 40 }), fc.nat(5), (buf, t) => {
         buf[0] = 0x47;
         buf[1] = 0x10 | t;
         const status = decodeFrameHeader(buf, buf.length, h);

@@ -160,12 +160,13 @@ describe("media through the shared socket", () => {
     expect(after.addressChanges).toBe(1);
   });
 
-  it("moves at once on an authenticated USE-CANDIDATE check from a new address", async () => {
+  it("a valid USE-CANDIDATE check from an address that cannot answer our check never moves the call", async () => {
     const { client, callId, answer } = await h.connectClient();
     const serverUfrag = /a=ice-ufrag:(\S+)/.exec(answer)![1]!;
     const serverPwd = /a=ice-pwd:(\S+)/.exec(answer)![1]!;
     const clientUfrag = /a=ice-ufrag:(\S+)/.exec(client.pc.localDescription!.sdp)![1]!;
     await talk(client, 8, 3, 0);
+    const before = (await status(callId)).clientAddress;
     const check = (pwd: string) =>
       encodeBindingRequest({
         transactionId: randomBytes(12),
@@ -175,12 +176,88 @@ describe("media through the shared socket", () => {
         useCandidate: true,
       });
     // Wrong password: dropped, the session stays where it is.
-    const bad = h.t.metrics.drops["bad-integrity"].value;
+    const bad = h.t.metrics.drops.bad_integrity.value;
     h.relay.sendFrame(FrameType.data, "127.0.0.2", 4444, check("x".repeat(32)));
-    await until(() => h.t.metrics.drops["bad-integrity"].value > bad, "bad integrity counted");
-    expect((await status(callId)).clientAddress).not.toBe("127.0.0.2:4444");
+    await until(() => h.t.metrics.drops.bad_integrity.value > bad, "bad integrity counted");
+    // Right password, from an address nobody answers at: our check goes there, nothing comes back.
+    const checked = h.t.metrics.pathEventCount("checked");
+    const expired = h.t.metrics.pathEventCount("expired");
     h.relay.sendFrame(FrameType.data, "127.0.0.2", 4444, check(serverPwd));
-    await until(async () => (await status(callId)).clientAddress === "127.0.0.2:4444", "moved");
+    await until(() => h.t.metrics.pathEventCount("checked") > checked, "our check sent");
+    const sent = await talk(client, 10, 10, 100);
+    await until(() => echoed(client, 10).length >= 10, "echo keeps flowing");
+    expect(echoed(client, 10)).toEqual(sent);
+    const st = await status(callId);
+    expect(st.clientAddress).toBe(before);
+    expect(st.addressChanges).toBe(0);
+    await until(() => h.t.metrics.pathEventCount("expired") > expired, "the candidate expired");
+    expect((await status(callId)).clientAddress).toBe(before);
+  });
+
+  it("a valid check for one call, sent from another call's address, takes nothing away from it", async () => {
+    const a = await h.connectClient();
+    const b = await h.connectClient();
+    const serverUfrag = /a=ice-ufrag:(\S+)/.exec(a.answer)![1]!;
+    const serverPwd = /a=ice-pwd:(\S+)/.exec(a.answer)![1]!;
+    const clientUfrag = /a=ice-ufrag:(\S+)/.exec(a.client.pc.localDescription!.sdp)![1]!;
+    await talk(b.client, 13, 5, 0);
+    await until(() => echoed(b.client, 13).length >= 5, "b's echo");
+    const bAddress = (await status(b.callId)).clientAddress!;
+    const [ip, port] = bAddress.split(":");
+    const inUse = h.t.metrics.drops.path_in_use.value;
+    h.relay.sendFrame(
+      FrameType.data,
+      ip!,
+      Number(port),
+      encodeBindingRequest({
+        transactionId: randomBytes(12),
+        username: `${serverUfrag}:${clientUfrag}`,
+        password: serverPwd,
+        hmacSha1,
+        useCandidate: true,
+      }),
+    );
+    await until(() => h.t.metrics.drops.path_in_use.value > inUse, "path_in_use counted");
+    const sent = await talk(b.client, 14, 20, 100);
+    await until(() => echoed(b.client, 14).length >= 20, "b's echo after the forged check");
+    expect(echoed(b.client, 14)).toEqual(sent);
+    expect((await status(b.callId)).clientAddress).toBe(bAddress);
+    expect((await status(a.callId)).clientAddress).not.toBe(bAddress);
+  });
+
+  it("a genuine move (USE-CANDIDATE from the client's new address) completes within one check round trip", async () => {
+    const { client, callId, answer } = await h.connectClient();
+    const serverUfrag = /a=ice-ufrag:(\S+)/.exec(answer)![1]!;
+    const serverPwd = /a=ice-pwd:(\S+)/.exec(answer)![1]!;
+    const clientUfrag = /a=ice-ufrag:(\S+)/.exec(client.pc.localDescription!.sdp)![1]!;
+    await talk(client, 11, 3, 0);
+    await until(() => echoed(client, 11).length >= 3, "echo before the move");
+    const realPort = Number((await status(callId)).clientAddress!.split(":")[1]);
+    const apparent = 20000 + Math.floor(Math.random() * 20000);
+    h.relay.remap(realPort, apparent);
+    const checked = h.t.metrics.pathEventCount("checked");
+    const validated = h.t.metrics.pathEventCount("validated");
+    // The client's nominating check from its new address (what it sends after a network change).
+    h.relay.sendFrame(
+      FrameType.data,
+      "127.0.0.1",
+      apparent,
+      encodeBindingRequest({
+        transactionId: randomBytes(12),
+        username: `${serverUfrag}:${clientUfrag}`,
+        password: serverPwd,
+        hmacSha1,
+        useCandidate: true,
+      }),
+    );
+    await until(async () => (await status(callId)).clientAddress === `127.0.0.1:${apparent}`, "moved");
+    // One check of ours, one answer: the move took one round trip.
+    expect(h.t.metrics.pathEventCount("checked")).toBe(checked + 1);
+    expect(h.t.metrics.pathEventCount("validated")).toBe(validated + 1);
+    expect((await status(callId)).addressChanges).toBe(1);
+    const sent = await talk(client, 12, 20, 500);
+    await until(() => echoed(client, 12).length >= 20, "echo after the move");
+    expect(echoed(client, 12)).toEqual(sent);
   });
 
   it("hang-up ends the session and sends flowClose for the client's address", async () => {
@@ -200,10 +277,10 @@ describe("media through the shared socket", () => {
     const { client } = await h.connectClient();
     const m = h.t.metrics.drops;
     const b = {
-      frame: m["bad-frame"].value,
-      addr: m["unknown-address"].value,
-      ufrag: m["unknown-ufrag"].value,
-      stun: m["bad-stun"].value,
+      frame: m.bad_frame.value,
+      addr: m.unknown_address.value,
+      ufrag: m.unknown_ufrag.value,
+      stun: m.bad_stun.value,
     };
     for (let i = 0; i < 50; i++) h.relay.sendRaw(randomBytes(1 + (i % 60)));
     h.relay.sendRaw(Buffer.alloc(28)); // zero header: bad magic
@@ -227,15 +304,15 @@ describe("media through the shared socket", () => {
     );
     h.relay.sendFrame(FrameType.ping, "0.0.0.0", 0, Buffer.from("probe-1"));
     await until(() => h.relay.pongs.some((p) => p.toString() === "probe-1"), "pong");
-    await until(() => m["bad-frame"].value >= b.frame + 51, "bad frames counted");
-    expect(m["unknown-address"].value).toBeGreaterThan(b.addr);
-    expect(m["unknown-ufrag"].value).toBe(b.ufrag + 1);
-    expect(m["bad-stun"].value).toBe(b.stun + 1);
+    await until(() => m.bad_frame.value >= b.frame + 51, "bad frames counted");
+    expect(m.unknown_address.value).toBeGreaterThan(b.addr);
+    expect(m.unknown_ufrag.value).toBe(b.ufrag + 1);
+    expect(m.bad_stun.value).toBe(b.stun + 1);
     const sent = await talk(client, 9, 10, 0);
     await until(() => echoed(client, 9).length >= 10, "echo after garbage");
     expect(echoed(client, 9)).toEqual(sent);
     const metrics = await (await fetch(`${h.t.httpUrl}/metrics`)).text();
-    expect(metrics).toMatch(/gr_transceiver_drops_total\{cluster="1",reason="bad-frame"\} \d+/);
+    expect(metrics).toMatch(/gr_transceiver_drops_total\{cluster="1",reason="bad_frame"\} \d+/);
   });
 });
 

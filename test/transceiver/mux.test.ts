@@ -4,10 +4,11 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { hmacSha1 } from "../../regional/common/hmac.ts";
+import { type ClientPath, Mux, type MuxSession, type PathKey } from "../../regional/transceiver/core/mux.ts";
 import type { DropReason } from "../../regional/transceiver/metrics.ts";
-import { type ClientPath, Mux, type MuxSession } from "../../regional/transceiver/mux.ts";
 import { parseIpv4, parseIpv6, writeIpv4 } from "../../shared/backbone/address.ts";
 import { decodeFrameHeader, FrameType, newFrameHeader } from "../../shared/backbone/frame.ts";
+import type { StunView } from "../../shared/stun/reader.ts";
 import { encodeBindingRequest } from "../../shared/stun/writer.ts";
 
 function header(ip: string, port: number, popId = 1) {
@@ -21,12 +22,21 @@ function header(ip: string, port: number, popId = 1) {
   return h;
 }
 
+/** Accepts every authenticated check (binds its address), like a session whose paths validated. */
 class FakeSession implements MuxSession {
   checks: ClientPath[] = [];
   data: ClientPath[] = [];
   lost: ClientPath[] = [];
-  onCheck(_p: Buffer, path: ClientPath): void {
-    this.checks.push(path);
+  replay = false;
+  readonly mux: () => Mux;
+  constructor(mux: () => Mux) {
+    this.mux = mux;
+  }
+  isReplay(): boolean {
+    return this.replay;
+  }
+  onCheck(_p: Buffer, _v: StunView, key: PathKey): void {
+    this.checks.push(this.mux().bindPath(key, this));
   }
   onDatagram(_p: Buffer, path: ClientPath): void {
     this.data.push(path);
@@ -63,19 +73,19 @@ const rtp = Buffer.from([0x80, 111, 0, 1, 0, 0, 0, 1, 0, 0, 0, 2, 9, 9]);
 describe("Mux", () => {
   it("binds an address only after a check that passes MESSAGE-INTEGRITY", () => {
     const { mux, drops } = setup();
-    const s = new FakeSession();
+    const s = new FakeSession(() => mux);
     mux.addUfrag("UFRAG1", enc.encode("p".repeat(32)), s);
     mux.handle(rtp, header("10.0.0.1", 5000), "127.0.0.1", 4000);
-    expect(drops).toEqual(["unknown-address"]);
+    expect(drops).toEqual(["unknown_address"]);
     mux.handle(
       check("UFRAG1", "wrong-password-wrong-password-00"),
       header("10.0.0.1", 5000),
       "127.0.0.1",
       4000,
     );
-    expect(drops).toEqual(["unknown-address", "bad-integrity"]);
+    expect(drops).toEqual(["unknown_address", "bad_integrity"]);
     mux.handle(check("OTHER", "p".repeat(32)), header("10.0.0.1", 5000), "127.0.0.1", 4000);
-    expect(drops.at(-1)).toBe("unknown-ufrag");
+    expect(drops.at(-1)).toBe("unknown_ufrag");
     expect(s.checks).toHaveLength(0);
     mux.handle(check("UFRAG1", "p".repeat(32)), header("10.0.0.1", 5000), "127.0.0.1", 4000);
     expect(s.checks).toHaveLength(1);
@@ -87,7 +97,7 @@ describe("Mux", () => {
 
   it("replies along the path with the frame header echoed, and follows a relay change", () => {
     const { mux, sent } = setup();
-    const s = new FakeSession();
+    const s = new FakeSession(() => mux);
     mux.addUfrag("U", enc.encode("k".repeat(32)), s);
     mux.handle(check("U", "k".repeat(32)), header("10.0.0.2", 6000, 7), "127.0.0.1", 4001);
     const path = s.checks[0]!;
@@ -114,8 +124,8 @@ describe("Mux", () => {
 
   it("moves an address to the session that last authenticated from it", () => {
     const { mux } = setup();
-    const a = new FakeSession();
-    const b = new FakeSession();
+    const a = new FakeSession(() => mux);
+    const b = new FakeSession(() => mux);
     mux.addUfrag("A", enc.encode("a".repeat(32)), a);
     mux.addUfrag("B", enc.encode("b".repeat(32)), b);
     mux.handle(check("A", "a".repeat(32)), header("10.0.0.3", 7000), "127.0.0.1", 4000);
@@ -131,7 +141,7 @@ describe("Mux", () => {
 
   it("keys IPv6 clients by address and port, and echoes the IPv6 header back", () => {
     const { mux, sent } = setup();
-    const s = new FakeSession();
+    const s = new FakeSession(() => mux);
     mux.addUfrag("V6", enc.encode("v".repeat(32)), s);
     const h6 = (port: number) => {
       const h = header("0.0.0.0", port);
@@ -164,6 +174,55 @@ describe("Mux", () => {
       encodeBindingRequest({ transactionId: randomBytes(12), username: "nocolon" }),
     );
     mux.handle(noColon, header("10.0.0.4", 1), "127.0.0.1", 1);
-    expect(drops).toEqual(["bad-stun", "bad-username"]);
+    expect(drops).toEqual(["bad_stun", "bad_username"]);
+  });
+
+  it("asks the session to screen a check for replay before MESSAGE-INTEGRITY, and binds nothing then", () => {
+    const { mux, drops } = setup();
+    const s = new FakeSession(() => mux);
+    s.replay = true;
+    mux.addUfrag("R", enc.encode("r".repeat(32)), s);
+    mux.handle(check("R", "r".repeat(32)), header("10.0.0.5", 5), "127.0.0.1", 1);
+    expect(drops).toEqual(["stun_replay"]);
+    expect(s.checks).toHaveLength(0);
+    expect(mux.pathCount).toBe(0);
+  });
+
+  it("tells a new relay at once that a validated path's address was validated", () => {
+    const { mux, sent } = setup();
+    const s = new FakeSession(() => mux);
+    mux.addUfrag("M", enc.encode("m".repeat(32)), s);
+    mux.handle(check("M", "m".repeat(32)), header("10.0.0.7", 7007, 3), "127.0.0.1", 4444);
+    const path = s.checks[0]!;
+    mux.handle(rtp, header("10.0.0.7", 7007, 3), "127.0.0.1", 5555); // relay change, not validated
+    expect(sent).toHaveLength(0);
+    path.validated = true;
+    mux.handle(rtp, header("10.0.0.7", 7007, 4), "127.0.0.1", 6666); // POP failover
+    expect(sent).toHaveLength(1);
+    const h = newFrameHeader();
+    expect(decodeFrameHeader(sent[0]!.header, 28, h)).toBe("ok");
+    expect(h).toMatchObject({ type: FrameType.pathValidated, popId: 4, clientPort: 7007 });
+    expect(sent[0]!.port).toBe(6666);
+    // A session that takes the address over must validate it again.
+    const other = new FakeSession(() => mux);
+    mux.addUfrag("N", enc.encode("n".repeat(32)), other);
+    mux.handle(check("N", "n".repeat(32)), header("10.0.0.7", 7007, 4), "127.0.0.1", 6666);
+    expect(path.validated).toBe(false);
+  });
+
+  it("sends pathValidated and flowClose along the path with the client's header", () => {
+    const { mux, sent } = setup();
+    const s = new FakeSession(() => mux);
+    mux.addUfrag("P", enc.encode("q".repeat(32)), s);
+    mux.handle(check("P", "q".repeat(32)), header("10.0.0.6", 6006, 3), "127.0.0.1", 4444);
+    mux.sendPathValidated(s.checks[0]!);
+    mux.sendFlowClose(s.checks[0]!, 1);
+    const h = newFrameHeader();
+    expect(decodeFrameHeader(sent[0]!.header, 28, h)).toBe("ok");
+    expect(h).toMatchObject({ type: FrameType.pathValidated, popId: 3, clientPort: 6006 });
+    expect(sent[0]!.payload).toHaveLength(0);
+    expect(sent[0]!.port).toBe(4444);
+    expect(decodeFrameHeader(Buffer.concat([sent[1]!.header, sent[1]!.payload]), 29, h)).toBe("ok");
+    expect(h.type).toBe(FrameType.flowClose);
   });
 });

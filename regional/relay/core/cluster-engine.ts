@@ -2,6 +2,8 @@
 // go unchanged to the transceiver named in the header, if the registry knows it; the flow remembers
 // which POP socket it came from, so the transceiver's frames go back the same way. A flow this
 // worker does not know (it restarted) is sent to the POP's topology backbone address instead.
+// A flow stays half-open (short timer, capped per source) until the transceiver's pathValidated
+// frame for it passes through on its way to the POP.
 import { readIpv4 } from "../../../shared/backbone/address.ts";
 import {
   decodeFrameHeader,
@@ -191,7 +193,10 @@ export class ClusterEngine {
         this.stats.flowsClosed++;
       } else {
         table.lastSeen[slot] = tick;
-        if (table.state[slot] === FlowState.halfOpen) table.markAnswered(slot);
+        if (h.type === FrameType.pathValidated && table.state[slot] === FlowState.halfOpen) {
+          table.markValidated(slot);
+          this.stats.flowsValidated++;
+        }
       }
     }
     const kind = kindAt(buf, FRAME_HEADER_BYTES, len);

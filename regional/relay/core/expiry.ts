@@ -1,5 +1,5 @@
 // The flow timer policy both engines share: half-open flows live `halfOpen` ticks from creation;
-// answered ones until `idle` ticks after the last datagram either way, and never beyond `life`
+// validated ones until `idle` ticks after the last datagram either way, and never beyond `life`
 // ticks from creation. Evaluated lazily when the timing wheel visits a slot.
 import type { FlowTable } from "./flow-table.ts";
 import { FlowState } from "./types.ts";
@@ -20,7 +20,7 @@ export function dueOrExpired(t: FlowTable, slot: number, tick: number, x: Expiry
     const due = t.created[slot]! + x.halfOpen;
     return due <= tick ? Expired.halfOpen : due;
   }
-  if (state !== FlowState.answered) return Expired.free;
+  if (state !== FlowState.validated) return Expired.free;
   const lifeDue = t.created[slot]! + x.life;
   if (lifeDue <= tick) return Expired.lifetime;
   const idleDue = t.lastSeen[slot]! + x.idle;

@@ -46,6 +46,8 @@ export class FlowTable {
   /** Amplification budget while half-open: bytes from / to the client (saturating). */
   readonly bytesIn: Uint32Array;
   readonly bytesOut: Uint32Array;
+  /** Datagrams sent to the client while half-open (saturating at 255). */
+  readonly sentOut: Uint8Array;
   /** Client address text as received (what the socket layer needs to send). */
   readonly address: string[];
 
@@ -77,6 +79,7 @@ export class FlowTable {
     this.mirrored = new Uint32Array(cap);
     this.bytesIn = new Uint32Array(cap);
     this.bytesOut = new Uint32Array(cap);
+    this.sentOut = new Uint8Array(cap);
     this.address = new Array<string>(cap).fill("");
     let n = 2;
     while (n < cap * 2) n <<= 1;
@@ -139,6 +142,7 @@ export class FlowTable {
     this.mirrored[s] = 0;
     this.bytesIn[s] = 0;
     this.bytesOut[s] = 0;
+    this.sentOut[s] = 0;
     if (state === FlowState.halfOpen) this.halfOpen++;
   }
 
@@ -198,15 +202,15 @@ export class FlowTable {
     }
   }
 
-  /** Half-open -> answered. */
-  markAnswered(slot: number): void {
+  /** Half-open -> validated (the transceiver sent pathValidated). */
+  markValidated(slot: number): void {
     if (this.state[slot] !== FlowState.halfOpen) return;
     const prefix = this.prefixOf(slot);
     const half = (this.#prefixHalf.get(prefix) ?? 1) - 1;
     if (half <= 0) this.#prefixHalf.delete(prefix);
     else this.#prefixHalf.set(prefix, half);
     this.halfOpen--;
-    this.state[slot] = FlowState.answered;
+    this.state[slot] = FlowState.validated;
   }
 
   remove(slot: number): void {

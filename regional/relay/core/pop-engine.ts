@@ -2,7 +2,10 @@
 // is forwarded at once (one index probe, a 28-byte header); an unknown one must be a STUN Binding
 // request whose server ufrag is a valid routing hint, or it is dropped and counted (or, with a flow
 // store, looked up there when it is not STUN). Frames coming back are unwrapped for existing flows
-// only, within the amplification budget while the flow is half-open.
+// only. A new flow is half-open until the transceiver says its own check to the client address
+// succeeded (a pathValidated frame): until then it gets the short timer, at most as many bytes as
+// the client sent and at most HALF_OPEN_MAX_DATAGRAMS datagrams, and it is not mirrored. A STUN
+// success from the backbone proves nothing (a replayed check draws one), so it opens nothing.
 import { writeIpv4 } from "../../../shared/backbone/address.ts";
 import {
   decodeFrameHeader,
@@ -57,6 +60,7 @@ export interface PopEngineConfig {
 }
 
 export interface FlowInfo {
+  /** "answered": the transceiver validated the client address (pathValidated). */
   state: "half-open" | "answered";
   clusterId: number;
   transceiverId: number;
@@ -65,6 +69,15 @@ export interface FlowInfo {
 }
 
 const SATURATE = 0xffffffff;
+/** Datagrams a half-open flow may send the client: our one check and its retransmissions. */
+export const HALF_OPEN_MAX_DATAGRAMS = 4;
+
+const HINT_DROPS = {
+  malformed: Drop.badHint,
+  "unsupported-version": Drop.unsupportedVersion,
+  "unknown-key": Drop.unknownKey,
+  "bad-mac": Drop.badMac,
+} as const;
 
 export class PopEngine {
   readonly stats = new EngineStats();
@@ -211,7 +224,7 @@ export class PopEngine {
       this.#hint,
     );
     if (status !== "ok") {
-      this.#lastDrop = Drop.badHint;
+      this.#lastDrop = HINT_DROPS[status];
       return false;
     }
     const c = this.#hint.clusterId;
@@ -391,8 +404,8 @@ export class PopEngine {
       }
       slot =
         ip >= 0
-          ? table.insert4(ip, p.port, p.address, FlowState.answered, tick)
-          : table.insert6(key6, prefix as string, this.#ip6, p.port, p.address, FlowState.answered, tick);
+          ? table.insert4(ip, p.port, p.address, FlowState.validated, tick)
+          : table.insert6(key6, prefix as string, this.#ip6, p.port, p.address, FlowState.validated, tick);
       if (slot < 0) {
         this.stats.drops[Drop.tableFull]! += p.held.length;
         return 0;
@@ -465,7 +478,8 @@ export class PopEngine {
   #downstream(now: number, buf: Uint8Array, len: number): Action {
     const h = this.#hdr;
     if (h.type === FrameType.pong) return Action.drop;
-    if (h.type !== FrameType.data && h.type !== FrameType.flowClose) return this.#drop(Drop.malformed);
+    if (h.type !== FrameType.data && h.type !== FrameType.flowClose && h.type !== FrameType.pathValidated)
+      return this.#drop(Drop.malformed);
     if (h.popId !== this.#cfg.popId) return this.#drop(Drop.flowMismatch);
     const tick = this.#advanceTime(now);
     const table = this.table;
@@ -485,22 +499,28 @@ export class PopEngine {
       this.stats.flowsClosed++;
       return Action.drop;
     }
-    const plen = len - FRAME_HEADER_BYTES;
-    const kind = kindAt(buf, FRAME_HEADER_BYTES, len);
-    if (table.state[slot] === FlowState.halfOpen) {
-      // Amplification rule: until the transceiver answers, never more bytes to the client than it sent.
-      const sent = table.bytesOut[slot]! + plen;
-      if (sent > table.bytesIn[slot]!) return this.#drop(Drop.amplification);
-      table.bytesOut[slot] = sent;
-      const answers =
-        kind !== DatagramKind.stun || stunClassAt(buf, FRAME_HEADER_BYTES) === StunClass.success;
-      if (answers) {
-        table.markAnswered(slot);
+    if (h.type === FrameType.pathValidated) {
+      if (table.state[slot] === FlowState.halfOpen) {
+        table.markValidated(slot);
+        this.stats.flowsValidated++;
         if (this.#cfg.mirror) {
           table.mirrored[slot] = tick;
           this.#emitMirror(slot, tick);
         }
       }
+      table.lastSeen[slot] = tick;
+      return Action.drop;
+    }
+    const plen = len - FRAME_HEADER_BYTES;
+    const kind = kindAt(buf, FRAME_HEADER_BYTES, len);
+    if (table.state[slot] === FlowState.halfOpen) {
+      // Amplification rule: until the transceiver validated the address, never more bytes to the
+      // client than it sent, and only a few datagrams.
+      const sent = table.bytesOut[slot]! + plen;
+      if (sent > table.bytesIn[slot]!) return this.#drop(Drop.amplification);
+      if (table.sentOut[slot]! >= HALF_OPEN_MAX_DATAGRAMS) return this.#drop(Drop.halfOpenLimit);
+      table.bytesOut[slot] = sent;
+      table.sentOut[slot]!++;
     }
     table.lastSeen[slot] = tick;
     if (kind === DatagramKind.stun && plen >= 20) {
@@ -541,7 +561,7 @@ export class PopEngine {
   /** Removes a flow; `forget` also removes its mirror (the session is over). */
   #endFlow(slot: number, forget: boolean): void {
     const t = this.table;
-    if (forget && this.#cfg.mirror && t.state[slot] === FlowState.answered) {
+    if (forget && this.#cfg.mirror && t.state[slot] === FlowState.validated) {
       this.events.push({ type: "forget", address: t.address[slot]!, port: t.port[slot]! });
     }
     this.#wheel.unlink(slot);
@@ -571,7 +591,7 @@ export class PopEngine {
       this.#endFlow(slot, false);
       return;
     }
-    if (this.#cfg.mirror && t.state[slot] === FlowState.answered) {
+    if (this.#cfg.mirror && t.state[slot] === FlowState.validated) {
       let mDue = t.mirrored[slot]! + this.#mirrorTicks;
       if (mDue <= tick) {
         if (t.lastSeen[slot]! > t.mirrored[slot]!) this.#emitMirror(slot, tick);

@@ -15,6 +15,8 @@ export class EngineStats {
   expiredLifetime = 0;
   flowsClosed = 0;
   flowsReplaced = 0;
+  /** Flows the transceiver validated (pathValidated frames that opened a half-open flow). */
+  flowsValidated = 0;
   flowsRestored = 0;
   lookups = 0;
   lookupHits = 0;

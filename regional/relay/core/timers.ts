@@ -3,13 +3,13 @@
 export interface FlowTimers {
   /** Wheel tick length. Timers fire up to one tick late. */
   tickMs: number;
-  /** A flow the transceiver has not answered yet. */
+  /** A flow whose client address the transceiver has not validated yet (no pathValidated). */
   halfOpenMs: number;
-  /** An answered flow with no traffic either way (must exceed RFC 7675's 30 s consent). */
+  /** A validated flow with no traffic either way (must exceed RFC 7675's 30 s consent). */
   idleMs: number;
-  /** Hard limit on a flow's life, answered or not. */
+  /** Hard limit on a flow's life, validated or not. */
   maxLifetimeMs: number;
-  /** Redis mirror TTL refresh period for active answered flows (POP with a flow store). */
+  /** Redis mirror TTL refresh period for active validated flows (POP with a flow store). */
   mirrorRefreshMs: number;
 }
 

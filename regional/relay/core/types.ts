@@ -56,6 +56,12 @@ export const Drop = {
   draining: 9,
   flowMismatch: 10,
   sendFailed: 11,
+  /** Hint verifier results, one reason each (key rotation shows up as unknown_key). */
+  unknownKey: 12,
+  badMac: 13,
+  unsupportedVersion: 14,
+  /** A half-open flow reached its datagram budget toward the client. */
+  halfOpenLimit: 15,
 } as const;
 export type Drop = (typeof Drop)[keyof typeof Drop];
 export const DROP_NAMES = [
@@ -71,9 +77,14 @@ export const DROP_NAMES = [
   "draining",
   "flow_mismatch",
   "send_failed",
+  "unknown_key",
+  "bad_mac",
+  "unsupported_version",
+  "half_open_limit",
 ] as const;
 
-export const FlowState = { free: 0, halfOpen: 1, answered: 2 } as const;
+/** half-open until the transceiver validated the client address (pathValidated frame). */
+export const FlowState = { free: 0, halfOpen: 1, validated: 2 } as const;
 export type FlowState = (typeof FlowState)[keyof typeof FlowState];
 
 /** Why a flow left the table (gr_relay_flows_expired_total{state} / closed_total). */

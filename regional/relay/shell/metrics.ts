@@ -37,6 +37,7 @@ export class RelayMetrics implements RttSink, RedisOpsCounter {
   readonly #expiredHalf: CounterHandle;
   readonly #expiredAnswered: CounterHandle;
   readonly #closed: CounterHandle;
+  readonly #validated: CounterHandle;
   readonly #restored: CounterHandle;
   readonly #lookups: Record<"hit" | "miss" | "error", CounterHandle>;
   readonly #fallback: CounterHandle;
@@ -65,7 +66,7 @@ export class RelayMetrics implements RttSink, RedisOpsCounter {
     }
     this.#active = r.gauge("gr_relay_flows_active", "Flows in the table", ["role"]).with(role1);
     this.#halfOpen = r
-      .gauge("gr_relay_flows_half_open", "Flows the transceiver has not answered yet", ["role"])
+      .gauge("gr_relay_flows_half_open", "Flows the transceiver has not validated yet", ["role"])
       .with(role1);
     this.#created = r.counter("gr_relay_flows_created_total", "Flows created", ["role"]).with(role1);
     const expired = r.counter("gr_relay_flows_expired_total", "Flows ended by a timer", ["role", "state"]);
@@ -73,6 +74,13 @@ export class RelayMetrics implements RttSink, RedisOpsCounter {
     this.#expiredAnswered = expired.with({ role, state: "answered" });
     this.#closed = r
       .counter("gr_relay_flows_closed_total", "Flows ended by a flow-close frame", ["role"])
+      .with(role1);
+    this.#validated = r
+      .counter(
+        "gr_relay_flows_validated_total",
+        "Half-open flows the transceiver validated (pathValidated)",
+        ["role"],
+      )
       .with(role1);
     const drops = r.counter("gr_relay_drops_total", "Datagrams dropped, by reason", ["role", "reason"]);
     this.#drops = DROP_NAMES.map((reason) => drops.with({ role, reason }));
@@ -139,6 +147,7 @@ export class RelayMetrics implements RttSink, RedisOpsCounter {
     setCounter(this.#expiredHalf, s.expiredHalfOpen);
     setCounter(this.#expiredAnswered, s.expiredIdle + s.expiredLifetime);
     setCounter(this.#closed, s.flowsClosed);
+    setCounter(this.#validated, s.flowsValidated);
     setCounter(this.#restored, s.flowsRestored);
     setCounter(this.#lookups.hit, s.lookupHits);
     setCounter(this.#lookups.miss, s.lookupMisses);

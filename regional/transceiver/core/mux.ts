@@ -1,28 +1,30 @@
 // Demultiplexes backbone frames to sessions. A STUN Binding request is routed by the server ufrag
-// (USERNAME before ':') and must carry a valid MESSAGE-INTEGRITY under that session's ice-pwd;
-// only then is its client address (from the frame header) bound to the session. Everything else
+// (USERNAME before ':'), screened by the session (a replayed transaction id is dropped before any
+// HMAC), and must carry a valid MESSAGE-INTEGRITY under that session's ice-pwd; the session then
+// decides whether its client address (from the frame header) may be bound (`bindPath`): it caps
+// paths and validates each new address with a check of its own (core/paths.ts). Everything else
 // is routed by client address alone. Replies leave through the relay the client's last datagram
 // came from, with the frame header fields echoed. No sockets here: the socket shell passes
 // datagrams in and a send function out, so this runs under tests without the network.
-import { formatClientIp, readIpv4 } from "../../shared/backbone/address.ts";
+import { formatClientIp, readIpv4 } from "../../../shared/backbone/address.ts";
 import {
   encodeFrameHeader,
   FRAME_HEADER_BYTES,
   type FrameHeader,
   FrameType,
   newFrameHeader,
-} from "../../shared/backbone/frame.ts";
-import { classifyDatagram, DatagramKind } from "../../shared/stun/classify.ts";
-import { type HmacSha1, verifyMessageIntegrity } from "../../shared/stun/integrity.ts";
+} from "../../../shared/backbone/frame.ts";
+import { classifyDatagram, DatagramKind } from "../../../shared/stun/classify.ts";
+import { type HmacSha1, verifyMessageIntegrity } from "../../../shared/stun/integrity.ts";
 import {
   isBindingRequest,
   newStunView,
   readStun,
   StunClass,
   type StunView,
-} from "../../shared/stun/reader.ts";
-import type { DropReason } from "./metrics.ts";
-import type { Address } from "./werift-glue.ts";
+} from "../../../shared/stun/reader.ts";
+import type { DropReason } from "../metrics.ts";
+import type { Address } from "../werift-glue.ts";
 
 /** A coarse clock the owner advances (milliseconds); reading it costs nothing. */
 export interface CoarseClock {
@@ -46,6 +48,8 @@ export class ClientPath {
   readonly header = Buffer.alloc(FRAME_HEADER_BYTES);
   lastSeen = 0;
   session: MuxSession | undefined;
+  /** The session's own check to this address was answered (set by the session). */
+  validated = false;
 
   constructor(key: number | string, h: FrameHeader) {
     this.key = key;
@@ -71,10 +75,18 @@ export class ClientPath {
   }
 }
 
+/** The mux's key for a client address: ip*65536+port (IPv4) or "ip|port" (IPv6). */
+export type PathKey = number | string;
+
 /** What the mux needs from a session. */
 export interface MuxSession {
-  /** An authenticated Binding request from `path`. */
-  onCheck(payload: Buffer, path: ClientPath, useCandidate: boolean): void;
+  /** Before MESSAGE-INTEGRITY is checked: true drops the request as a replay (`stun_replay`). */
+  isReplay(payload: Buffer, view: StunView, key: PathKey): boolean;
+  /**
+   * An authenticated Binding request from `key`. The session calls `mux.bindPath(key, this)`
+   * (synchronously, inside this call) if it accepts the address, and counts its own drops.
+   */
+  onCheck(payload: Buffer, view: StunView, key: PathKey): void;
   /** Any other datagram from a path bound to this session. */
   onDatagram(payload: Buffer, path: ClientPath, kind: DatagramKind, view: StunView | null): void;
   /** The path was taken by another session (its address now belongs to someone else). */
@@ -90,6 +102,8 @@ export interface MuxCounters {
   drop(reason: DropReason): void;
 }
 
+const EMPTY = new Uint8Array(0);
+
 export class Mux {
   readonly #byUfrag = new Map<string, { session: MuxSession; pwd: Uint8Array }>();
   readonly #paths = new Map<number | string, ClientPath>();
@@ -99,6 +113,10 @@ export class Mux {
   readonly #counters: MuxCounters;
   readonly clock: CoarseClock;
   readonly #peerFor: PeerFor | undefined;
+  /** The frame being handled (valid inside onCheck, for bindPath). */
+  #frame: FrameHeader | undefined;
+  #frameHost = "";
+  #framePort = 0;
 
   constructor(send: SendFrame, hmac: HmacSha1, counters: MuxCounters, clock: CoarseClock, peerFor?: PeerFor) {
     this.#send = send;
@@ -138,7 +156,7 @@ export class Mux {
     if (kind === DatagramKind.stun) {
       view = this.#view;
       if (readStun(payload, len, view) !== "ok") {
-        this.#counters.drop("bad-stun");
+        this.#counters.drop("bad_stun");
         return;
       }
       if (isBindingRequest(view)) {
@@ -149,7 +167,7 @@ export class Mux {
     // Everything but a Binding request is routed by the client address a check bound earlier.
     const path = this.#paths.get(key);
     if (path === undefined || path.session === undefined) {
-      this.#counters.drop("unknown-address");
+      this.#counters.drop("unknown_address");
       return;
     }
     this.#touch(path, h, relayHost, relayPort);
@@ -161,6 +179,9 @@ export class Mux {
     if (path.relayPort !== relayPort || path.popId !== h.popId || path.relayHost !== relayHost) {
       path.setRelay(h, relayHost, relayPort);
       path.peer = this.#peerFor?.(relayHost, relayPort);
+      // The client's traffic moved to another relay (POP failover, second candidate): that
+      // relay's flow for the address starts half-open; the address was already proven.
+      if (path.validated) this.sendPathValidated(path);
     }
   }
 
@@ -173,34 +194,61 @@ export class Mux {
     relayPort: number,
   ): void {
     if (view.usernameOffset < 0 || view.colonOffset < 0) {
-      this.#counters.drop("bad-username");
+      this.#counters.drop("bad_username");
       return;
     }
     const ufrag = payload.toString("latin1", view.usernameOffset, view.colonOffset);
     const entry = this.#byUfrag.get(ufrag);
     if (entry === undefined) {
-      this.#counters.drop("unknown-ufrag");
+      this.#counters.drop("unknown_ufrag");
       return;
     }
     const session = entry.session;
-    if (!verifyMessageIntegrity(payload, view, entry.pwd, this.#hmac)) {
-      this.#counters.drop("bad-integrity");
+    if (session.isReplay(payload, view, key)) {
+      this.#counters.drop("stun_replay");
       return;
     }
+    if (!verifyMessageIntegrity(payload, view, entry.pwd, this.#hmac)) {
+      this.#counters.drop("bad_integrity");
+      return;
+    }
+    this.#frame = h;
+    this.#frameHost = relayHost;
+    this.#framePort = relayPort;
+    try {
+      session.onCheck(payload, view, key);
+    } finally {
+      this.#frame = undefined;
+    }
+  }
+
+  /**
+   * Binds `key` to `session` (creating its path, or taking it from another session) for the
+   * frame being handled, and points it at that frame's relay. Only inside `onCheck`.
+   */
+  bindPath(key: PathKey, session: MuxSession): ClientPath {
+    const h = this.#frame;
+    if (h === undefined) throw new Error("bindPath outside onCheck");
     let path = this.#paths.get(key);
     if (path === undefined) {
       path = new ClientPath(key, h);
       this.#paths.set(key, path);
-      path.setRelay(h, relayHost, relayPort);
-      path.peer = this.#peerFor?.(relayHost, relayPort);
+      path.setRelay(h, this.#frameHost, this.#framePort);
+      path.peer = this.#peerFor?.(this.#frameHost, this.#framePort);
     }
     if (path.session !== session) {
       const previous = path.session;
       path.session = session;
+      path.validated = false;
       previous?.onPathLost(path);
     }
-    this.#touch(path, h, relayHost, relayPort);
-    session.onCheck(payload, path, view.useCandidate);
+    this.#touch(path, h, this.#frameHost, this.#framePort);
+    return path;
+  }
+
+  /** The path bound to `key`, if any. */
+  pathOf(key: PathKey): ClientPath | undefined {
+    return this.#paths.get(key);
   }
 
   /** Sends a client datagram along a path. */
@@ -215,9 +263,21 @@ export class Mux {
 
   /** Tells the relays along `path` that the flow is over. */
   sendFlowClose(path: ClientPath, reason: number): void {
+    this.#control(path, FrameType.flowClose, Uint8Array.of(reason));
+  }
+
+  /** Tells the relays along `path` that our own check to the client's address succeeded. */
+  sendPathValidated(path: ClientPath): void {
+    this.#control(path, FrameType.pathValidated, EMPTY);
+  }
+
+  #control(path: ClientPath, type: number, payload: Uint8Array): void {
     const header = Buffer.from(path.header);
-    header[1] = (header[1]! & 0xf0) | FrameType.flowClose;
-    this.#send(header, Uint8Array.of(reason), path.relayPort, path.relayHost);
+    header[1] = (header[1]! & 0xf0) | type;
+    const peer = path.peer;
+    // The same socket as the path's datagrams, so the relays see it before what follows it.
+    if (peer !== undefined) peer.send(header, payload);
+    else this.#send(header, payload, path.relayPort, path.relayHost);
   }
 }
 
