@@ -12,7 +12,14 @@ import { edgeEnvFile } from "../../edge/dev/env-file.ts";
 import { formatKeyring } from "../../shared/keys.ts";
 import type { Topology } from "../../shared/topology/schema.ts";
 import { validateTopology } from "../../shared/topology/schema.ts";
-import { type ProcessSpec, type Running, StartError, Supervisor } from "./supervisor.ts";
+import {
+  DEFAULT_RESTARTS,
+  type ProcessSpec,
+  type RestartPolicy,
+  type Running,
+  StartError,
+  Supervisor,
+} from "./supervisor.ts";
 import { which } from "./system-deps.ts";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
@@ -58,6 +65,8 @@ export interface LocalSystemOptions {
   extraEnv?: Record<string, string>;
   /** Extra vars for the edge worker (e.g. raised rate limits in tests). */
   edgeVars?: Record<string, string>;
+  /** How a component that dies is restarted (default DEFAULT_RESTARTS; null: never). */
+  restarts?: RestartPolicy | null;
 }
 
 export interface LocalSystem {
@@ -197,8 +206,8 @@ export function planTopology(plan: LocalPlan): Topology {
   return r.topology;
 }
 
-/** Checks every fixed port before starting anything, so a conflict names the port and its role. */
-async function checkPortsFree(plan: LocalPlan): Promise<void> {
+/** Every port of a plan, with its role (the start check and the leak test read it). */
+export function planPorts(plan: LocalPlan): { tcp: [number, string][]; udp: [number, string][] } {
   const tcp: [number, string][] = [
     [plan.edgePort, "edge (HTTP)"],
     [plan.echoPort, "echo agent"],
@@ -217,6 +226,12 @@ async function checkPortsFree(plan: LocalPlan): Promise<void> {
       udp.push([t.udpPort, `${c.name} transceiver ${t.id} (UDP)`]);
     }
   }
+  return { tcp, udp };
+}
+
+/** Checks every fixed port before starting anything, so a conflict names the port and its role. */
+async function checkPortsFree(plan: LocalPlan): Promise<void> {
+  const { tcp, udp } = planPorts(plan);
   const busy: string[] = [];
   for (const [port, what] of tcp) {
     const ok = await new Promise<boolean>((res) => {
@@ -256,7 +271,7 @@ export async function startLocalSystem(o: LocalSystemOptions): Promise<LocalSyst
     callIdKeys: formatKeyring([{ id: 1, secret: randomBytes(32) }]),
     clusterSecret: b64(32),
   };
-  const sup = new Supervisor();
+  const sup = new Supervisor(o.restarts === undefined ? DEFAULT_RESTARTS : o.restarts);
   if (o.onChildLine) sup.onLine = o.onChildLine;
   const specs = new Map<string, ProcessSpec>();
   const h = plan.host;
@@ -457,9 +472,7 @@ export async function startLocalSystem(o: LocalSystemOptions): Promise<LocalSyst
       secrets,
       supervisor: sup,
       async kill(name) {
-        const r = byName(name);
-        await sup.stopOne(r, "SIGKILL", 0);
-        sup.running.splice(sup.running.indexOf(r), 1);
+        await sup.stopOne(byName(name), "SIGKILL", 0);
       },
       async startAgain(name) {
         const spec = specs.get(name);
@@ -467,9 +480,7 @@ export async function startLocalSystem(o: LocalSystemOptions): Promise<LocalSyst
         await sup.start(spec);
       },
       async restart(name, signal = "SIGKILL") {
-        const r = byName(name);
-        await sup.stopOne(r, signal, 2_000);
-        sup.running.splice(sup.running.indexOf(r), 1);
+        await sup.stopOne(byName(name), signal, 2_000);
         await sup.start(specs.get(name)!);
       },
       stop,
