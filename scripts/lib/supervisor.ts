@@ -149,7 +149,10 @@ export class Supervisor {
   /** A ready component died on its own: restart it with backoff, or give up. */
   #died(r: Running, code: number | null, signal: string | null): void {
     const p = this.#policy;
-    if (p === null) return this.onExit(r, code, signal);
+    if (p === null) {
+      this.onExit(r, code, signal);
+      return;
+    }
     const now = Date.now();
     const recent = (this.#restartsAt.get(r.name) ?? []).filter((t) => now - t < p.windowMs);
     if (recent.length >= p.maxRestarts) {
@@ -160,7 +163,8 @@ export class Supervisor {
         windowMs: p.windowMs,
         tail: r.tail.slice(-15),
       });
-      return this.onExit(r, code, signal);
+      this.onExit(r, code, signal);
+      return;
     }
     recent.push(now);
     this.#restartsAt.set(r.name, recent);
