@@ -342,7 +342,7 @@ export async function startLocalSystem(o: LocalSystemOptions): Promise<LocalSyst
       await run({
         name: `${c.name}-gateway`,
         command: node,
-        args: [join(ROOT, "regional/transceiver/gateway.ts")],
+        args: [join(ROOT, "regional/gateway/main.ts")],
         env: {
           ...common,
           CLUSTER_ID: String(c.id),

@@ -1,0 +1,217 @@
+// The cluster's signalling entry (the `signallingUrl` the edge calls): spreads new sessions over
+// the cluster's transceivers, routes follow-ups by the call id, pipes /v1/ws upgrades, and answers
+// for calls of a transceiver that failed. It verifies the edge's signature itself (401 early) and
+// forwards requests unchanged, so the transceiver verifies them again.
+import type { IncomingMessage, Server } from "node:http";
+import type { Duplex } from "node:stream";
+import { createLogger, type Logger } from "../common/log.ts";
+import { type CounterHandle, Registry } from "../common/metrics.ts";
+import { ApiError } from "../transceiver/errors.ts";
+import { RequestVerifier } from "../transceiver/signing.ts";
+import { gatewayApp } from "./app.ts";
+import { type GatewayConfig, type GatewayInit, withDefaults } from "./config.ts";
+import { type Member, Members } from "./members.ts";
+import { serve, serverUrl } from "./node-server.ts";
+import { type Upstream, UpstreamClient } from "./upstream.ts";
+import { pipeUpgrade, rejectUpgrade } from "./ws-proxy.ts";
+
+export class Gateway {
+  readonly config: GatewayConfig;
+  readonly log: Logger;
+  readonly registry = new Registry();
+  readonly upstream: UpstreamClient;
+  readonly #members: Members;
+  readonly #server: Server;
+  verifier!: RequestVerifier;
+  #poller: NodeJS.Timeout | undefined;
+  #polling: Promise<void> | null = null;
+  readonly #requests = new Map<string, CounterHandle>();
+  readonly #requestsMetric;
+  readonly #retries: CounterHandle;
+  readonly #failures: CounterHandle;
+  readonly #refreshGauges: () => void;
+
+  private constructor(config: GatewayConfig, log: Logger) {
+    this.config = config;
+    this.log = log;
+    this.#members = new Members(config, log);
+    this.upstream = new UpstreamClient(config.upstreamTimeoutMs);
+    const app = gatewayApp(this);
+    this.#server = serve(
+      (req, env) => app.fetch(req, env),
+      (req, socket, head) => this.#upgrade(req, socket, head),
+      (e) => log.error("gateway request failed", { error: e as Error }),
+    );
+    this.#requestsMetric = this.registry.counter(
+      "gr_gateway_requests_total",
+      "Requests at the cluster gateway",
+      ["route", "status"],
+    );
+    this.#retries = this.registry
+      .counter("gr_gateway_retries_total", "Session creations retried on another transceiver")
+      .with({});
+    this.#failures = this.registry
+      .counter("gr_gateway_transceiver_failures_total", "Transceivers seen going down while up")
+      .with({});
+    const g = this.registry.gauge("gr_gateway_transceivers", "Transceivers by state", ["state"]);
+    const usable = g.with({ state: "usable" });
+    const known = g.with({ state: "known" });
+    this.#refreshGauges = () => {
+      known.set(this.members.size);
+      usable.set(this.candidates().length);
+    };
+  }
+
+  static async start(init: GatewayInit, log?: Logger): Promise<Gateway> {
+    const config = withDefaults(init);
+    const g = new Gateway(config, log ?? createLogger({ svc: "gateway", cluster: config.clusterId }));
+    g.verifier = await RequestVerifier.create(config.clusterSecret, config.replayWindowMs);
+    await g.poll();
+    g.#poller = setInterval(() => void g.poll(), config.pollMs);
+    g.#poller.unref();
+    await new Promise<void>((resolve, reject) => {
+      g.#server.once("error", reject);
+      g.#server.listen(config.http.port, config.http.host, () => resolve());
+    });
+    return g;
+  }
+
+  get url(): string {
+    return serverUrl(this.#server);
+  }
+
+  get members(): Map<number, Member> {
+    return this.#members.byId;
+  }
+
+  /** Refreshes member state (one refresh at a time). */
+  poll(): Promise<void> {
+    this.#polling ??= this.#pollOnce().finally(() => {
+      this.#polling = null;
+    });
+    return this.#polling;
+  }
+
+  async #pollOnce(): Promise<void> {
+    const before = this.#downCount();
+    await this.#members.poll();
+    this.#noteFailures(before);
+    this.#refreshGauges();
+  }
+
+  #downCount(): number {
+    let n = 0;
+    for (const m of this.members.values()) if (!m.healthy) n++;
+    return n;
+  }
+
+  #noteFailures(before: number): void {
+    const after = this.#downCount();
+    if (after > before) this.#failures.inc(after - before);
+  }
+
+  candidates(): Member[] {
+    return this.#members.candidates();
+  }
+
+  failedAt(transceiverId: number): number | undefined {
+    return this.#members.failedAt(transceiverId);
+  }
+
+  /** A request to `m` failed at the connection: it is down until a probe says otherwise. */
+  lost(m: Member, e: unknown): void {
+    if (!m.healthy) return;
+    this.#members.markDown(m, (e as Error).message === "upstream timeout" ? "timeout" : "unreachable");
+    this.#failures.inc();
+    this.#refreshGauges();
+  }
+
+  count(route: string, status: number): void {
+    const key = `${route}|${status}`;
+    let c = this.#requests.get(key);
+    if (!c) {
+      c = this.#requestsMetric.with({ route, status: String(status) });
+      this.#requests.set(key, c);
+    }
+    c.inc();
+  }
+
+  /** POST /v1/sessions: least loaded first, the next one on a 503 or a connection failure. */
+  async create(target: string, headers: Headers, body: Uint8Array): Promise<Upstream> {
+    const tried = this.candidates();
+    if (tried.length === 0) {
+      const all = [...this.members.values()];
+      const draining = all.length > 0 && all.every((m) => m.draining);
+      throw draining
+        ? new ApiError("draining", "every transceiver of this cluster is draining", 5)
+        : new ApiError("no_transceiver", "no transceiver of this cluster can take a session", 2);
+    }
+    let last: Upstream | undefined;
+    for (const [i, m] of tried.entries()) {
+      if (i > 0) this.#retries.inc();
+      let up: Upstream;
+      try {
+        up = await this.upstream.forward(m, "POST", target, headers, body);
+      } catch (e) {
+        this.lost(m, e);
+        continue;
+      }
+      last = up;
+      if (up.status === 503) {
+        m.load = Math.max(m.load, m.capacity);
+        continue;
+      }
+      if (up.status === 201) m.load++;
+      return up;
+    }
+    if (last) return last;
+    throw new ApiError("no_transceiver", "no transceiver of this cluster answered", 2);
+  }
+
+  #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on("error", () => {});
+    const url = req.url ?? "/";
+    if (url.split("?")[0] !== "/v1/ws") {
+      rejectUpgrade(socket, new ApiError("not_found", "no such path"));
+      return;
+    }
+    this.verifier
+      .verify(req.method ?? "GET", url, new Uint8Array(0), req.headers)
+      .then(() => {
+        const m = this.candidates()[0];
+        if (!m)
+          return rejectUpgrade(
+            socket,
+            new ApiError("no_transceiver", "no transceiver of this cluster can take a session", 2),
+          );
+        m.load++;
+        pipeUpgrade(m, req, socket, head, (lost) => this.lost(lost, new Error("connection lost")));
+        this.count("ws", 101);
+      })
+      .catch((e: unknown) => {
+        const err = e instanceof ApiError ? e : new ApiError("internal", "error");
+        this.count("ws", err.status);
+        rejectUpgrade(socket, err);
+      });
+  }
+
+  health(): Record<string, unknown> {
+    const all = [...this.members.values()];
+    const live = all.filter((m) => this.#members.live(m));
+    const usable = live.filter((m) => !m.draining);
+    return {
+      status: live.length > 0 && usable.length === 0 ? "draining" : "ok",
+      clusterId: this.config.clusterId,
+      load: live.reduce((s, m) => s + m.load, 0),
+      capacity: usable.reduce((s, m) => s + m.capacity, 0),
+      transceivers: live.length,
+    };
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#poller);
+    this.#server.closeAllConnections();
+    await new Promise<void>((r) => this.#server.close(() => r()));
+    this.upstream.close();
+  }
+}
