@@ -32,6 +32,7 @@ import {
 import { BackendBridge, type BackendLink, type BridgeErrorReason, INTERNAL_ECHO } from "./bridge.ts";
 import { ClientEvents, type SessionListener } from "./client-events.ts";
 import type { TransceiverConfig } from "./config.ts";
+import { closePeer } from "./dtls-close.ts";
 import { ApiError } from "./errors.ts";
 import type { RegionHandles, TransceiverMetrics } from "./metrics.ts";
 import { type ClientPath, isSuccessResponse, type Mux, type MuxSession } from "./mux.ts";
@@ -594,8 +595,7 @@ export class Session implements MuxSession {
     const current = this.clientAddress;
     // Close the peer connection first: its goodbyes (SCTP ABORT, DTLS close_notify) still need
     // the paths. Then tell the relays to drop the flows, current address first.
-    this.closed = this.pc
-      .close()
+    this.closed = closePeer(this.pc)
       .catch(noop)
       .finally(() => {
         paths.sort((a) => (a.address === current ? -1 : 1));
