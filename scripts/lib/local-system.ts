@@ -141,8 +141,8 @@ async function freeTcpPort(host: string): Promise<number> {
   });
 }
 
-/** The same network on free ports (tests), one transceiver per cluster. */
-export async function ephemeralPlan(host: string): Promise<LocalPlan> {
+/** The same network on free ports (tests), `perCluster` transceivers in each cluster (default 1). */
+export async function ephemeralPlan(host: string, perCluster = 1): Promise<LocalPlan> {
   const p = fixedPlan(host);
   const used = new Set<number>();
   const next = async (): Promise<number> => {
@@ -164,7 +164,9 @@ export async function ephemeralPlan(host: string): Promise<LocalPlan> {
     c.gatewayPort = await next();
     c.relayBackbonePort = await next();
     c.relayAdminPort = await next();
-    c.transceivers = [{ id: 1, udpPort: await next(), httpPort: await next() }];
+    c.transceivers = [];
+    for (let id = 1; id <= perCluster; id++)
+      c.transceivers.push({ id, udpPort: await next(), httpPort: await next() });
   }
   return p;
 }
