@@ -65,6 +65,7 @@ export class Liveness {
       if (this.#known[id] === 0) {
         this.#known[id] = 1;
         this.#heard[id] = now; // a grace period from first sight
+        this.#pinged[id] = now - this.#pingEveryMs; // and a ping at once
       }
       if (now - this.#heard[id]! > this.#downAfterMs) this.#markDown(id, "silent");
       if (now - this.#pinged[id]! >= this.#pingEveryMs) {
