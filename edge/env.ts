@@ -47,6 +47,7 @@ export type RouteName =
   | "calls.delete"
   | "calls.hangup"
   | "calls.patch"
+  | "calls.resume"
   | "client_secrets"
   | "ws"
   | "regions"

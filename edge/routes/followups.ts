@@ -5,6 +5,7 @@
 //   DELETE /v1/realtime/calls/{id}          hang up (WHIP)
 //   POST   /v1/realtime/calls/{id}/hangup   hang up (Realtime API)
 //   PATCH  /v1/realtime/calls/{id}          trickle / ICE restart (WHIP, If-Match forwarded)
+//   POST   /v1/realtime/calls/{id}          resume on a sibling transceiver (resume.ts)
 import type { Context, Hono } from "hono";
 import { verifyCallIdWebCrypto } from "../../shared/callid/callid.ts";
 import type { ClusterSpec } from "../../shared/topology/schema.ts";
@@ -14,10 +15,11 @@ import type { AppEnv, RouteName } from "../env.ts";
 import { Errors } from "../errors.ts";
 import { admit, FOLLOW_UP_GRACE_S, mediaType, readBody } from "../http.ts";
 import { executionCtx, steerScope } from "../steering/steer.ts";
+import { registerResume } from "./resume.ts";
 
 const TRICKLE = "application/trickle-ice-sdpfrag";
 
-async function owningCluster(c: Context<AppEnv>, callId: string): Promise<ClusterSpec> {
+export async function owningCluster(c: Context<AppEnv>, callId: string): Promise<ClusterSpec> {
   const [keys, topo] = await Promise.all([callIdKeys(c.env), loadTopology(c.env, Date.now())]);
   const r = await verifyCallIdWebCrypto(callId, keys);
   if (!r.ok) {
@@ -95,6 +97,7 @@ async function forward(c: Context<AppEnv>, f: Forward): Promise<Response> {
 export function registerFollowUps(app: Hono<AppEnv>): void {
   app.get("/v1/realtime/calls/:id", (c) => forward(c, { route: "calls.get", method: "GET" }));
   app.delete("/v1/realtime/calls/:id", (c) => forward(c, { route: "calls.delete", method: "DELETE" }));
+  registerResume(app);
   app.post("/v1/realtime/calls/:id/hangup", (c) => forward(c, { route: "calls.hangup", method: "DELETE" }));
   app.patch("/v1/realtime/calls/:id", (c) =>
     forward(c, {

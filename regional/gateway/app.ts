@@ -84,12 +84,23 @@ export function gatewayApp(g: Gateway): Hono<GatewayEnv> {
       const tid = transceiverOfCallId(callId);
       if (tid === undefined) throw new ApiError("call_id_malformed", "call id is malformed");
       const method = c.req.method;
-      const m = g.members.get(tid);
-      const failedAt = g.failedAt(tid);
+      const owner = g.moved.get(callId) ?? tid;
+      if (method === "POST") {
+        const up = await g.resume(callId, owner, target, c.req.raw.headers, body);
+        g.count(route, up.status);
+        return reply(up);
+      }
+      const m = g.members.get(owner);
+      const failedAt = g.failedAt(owner);
       if (!m && failedAt === undefined) throw new ApiError("call_id_unknown", "no such call in this cluster");
       if (!m?.healthy) {
-        // Its transceiver is down (or gone from membership after failing): the call is over.
-        const a = failedCallAnswer(method, callId, g.config.clusterId, tid, failedAt ?? 0);
+        // Its transceiver is down: the call is over, unless another gateway moved it elsewhere.
+        const found = await g.findMoved(callId, owner, method, target, c.req.raw.headers, body);
+        if (found) {
+          g.count(route, found.status);
+          return reply(found);
+        }
+        const a = failedCallAnswer(method, callId, g.config.clusterId, owner, failedAt ?? 0);
         g.count(route, a.status);
         return json(a.status, a.body);
       }
@@ -98,13 +109,24 @@ export function gatewayApp(g: Gateway): Hono<GatewayEnv> {
         up = await g.upstream.forward(m, method, target, c.req.raw.headers, body);
       } catch (e) {
         g.lost(m, e);
-        const a = failedCallAnswer(method, callId, g.config.clusterId, tid, g.failedAt(tid) ?? Date.now());
+        const a = failedCallAnswer(
+          method,
+          callId,
+          g.config.clusterId,
+          owner,
+          g.failedAt(owner) ?? Date.now(),
+        );
         g.count(route, a.status);
         return json(a.status, a.body);
       }
       // A transceiver that came back after failing does not know the calls it held then.
       if (up.status === 404 && failedAt !== undefined && isUnknownCall(up)) {
-        const a = failedCallAnswer(method, callId, g.config.clusterId, tid, failedAt);
+        const found = await g.findMoved(callId, owner, method, target, c.req.raw.headers, body);
+        if (found) {
+          g.count(route, found.status);
+          return reply(found);
+        }
+        const a = failedCallAnswer(method, callId, g.config.clusterId, owner, failedAt);
         g.count(route, a.status);
         return json(a.status, a.body);
       }

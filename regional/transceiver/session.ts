@@ -63,6 +63,8 @@ export interface SessionInit {
   offer: OfferInfo;
   /** performance.now() when the request arrived. */
   receivedAt: number;
+  /** The call was resumed here after its transceiver failed (told to the backend). */
+  resumed?: boolean;
 }
 
 const OLD_UFRAG_GRACE_MS = 30_000;
@@ -371,6 +373,7 @@ export class Session implements MuxSession {
         client: this.#init.client,
         session: this.#init.sessionConfig ?? null,
         data_channel: this.#init.offer.hasDataChannel,
+        resumed: this.#init.resumed === true,
       }),
     );
   }

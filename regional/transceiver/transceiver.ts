@@ -18,6 +18,7 @@ import { ApiError } from "./errors.ts";
 import type { MembershipStore } from "./membership.ts";
 import { TransceiverMetrics } from "./metrics.ts";
 import { type CoarseClock, Mux } from "./mux.ts";
+import { adoptCallId } from "./resume.ts";
 import { inspectOffer } from "./sdp.ts";
 import { type EndReason, Session, type SessionStatus } from "./session.ts";
 import { RequestVerifier } from "./signing.ts";
@@ -35,6 +36,8 @@ export interface CreateRequest {
     longitude?: number;
   };
   ingress?: { vip?: string; popId?: number };
+  /** Resume this call (its transceiver failed) here, under the same call id (resume.ts). */
+  resume?: string;
 }
 
 export interface CreateResult {
@@ -229,12 +232,10 @@ export class Transceiver {
         if (typeof hp === "string") throw new ApiError("body_malformed", `ingress.vip: ${hp}`);
         vip = hp;
       }
-      const callId = mintCallId(
-        this.config.clusterId,
-        this.config.transceiverId,
-        randomBytes(15),
-        this.#callIdMac,
-      );
+      const callId =
+        req.resume !== undefined
+          ? adoptCallId(req.resume, this.#callIdMac, this.config.clusterId, this.sessions)
+          : mintCallId(this.config.clusterId, this.config.transceiverId, randomBytes(15), this.#callIdMac);
       this.#pending++;
       let created: { session: Session; answer: string };
       try {
@@ -257,6 +258,7 @@ export class Transceiver {
             sessionConfig: req.session,
             offer,
             receivedAt,
+            resumed: req.resume !== undefined,
           },
         );
       } finally {
@@ -318,7 +320,9 @@ export class Transceiver {
     }
     if (
       v.callId.clusterId !== this.config.clusterId ||
-      v.callId.transceiverId !== this.config.transceiverId
+      (v.callId.transceiverId !== this.config.transceiverId &&
+        !this.sessions.has(callId) &&
+        !this.ended.has(callId))
     ) {
       throw new ApiError(
         "wrong_transceiver",

@@ -181,6 +181,37 @@ describe("kill -9 of a transceiver under live calls", { timeout: 120_000 }, () =
     const fresh = await httpCall();
     await echoes(fresh.client, 60);
 
+    // The dead call resumes: a new peer connection POSTs its offer to the call's URL, the cluster
+    // creates the call anew on the sibling under the same call id, and media flows again.
+    const again = createTestClient();
+    clients.push(again);
+    const res = await fetch(`${sys.edgeUrl}/v1/realtime/calls/${v.callId}`, {
+      method: "POST",
+      headers: { ...auth(), "content-type": "application/sdp" },
+      body: await again.createOffer(),
+    });
+    const answer = await res.text();
+    expect(res.status, answer).toBe(200);
+    expect(res.headers.get("location")).toBe(`/v1/realtime/calls/${v.callId}`);
+    await again.setAnswer(answer);
+    await again.connected(15_000);
+    await echoes(again, 70);
+    const resumedMs = Date.now() - t0;
+    const resumed = await callStatus({ system: sys }, v.callId);
+    expect(resumed.body).toMatchObject({ callId: v.callId, state: "connected" });
+    // On the sibling, or on the victim's restarted process if the supervisor was quicker.
+    expect(cluster.transceivers.map((t) => t.id)).toContain(resumed.body.transceiverId);
+    // Follow-ups reach it where it lives now.
+    const hang = await fetch(`${sys.edgeUrl}/v1/realtime/calls/${v.callId}`, {
+      method: "DELETE",
+      headers: auth(),
+    });
+    expect(hang.status).toBe(204);
+    expect((await callStatus({ system: sys }, v.callId)).body).toMatchObject({
+      state: "ended",
+      endReason: "hangup",
+    });
+
     // The supervisor restarts it; its old calls are still reported as failed, not unknown.
     await until(
       () => sys.supervisor.running.some((r) => r.name === name && r.child.pid !== proc.child.pid),
@@ -201,7 +232,7 @@ describe("kill -9 of a transceiver under live calls", { timeout: 120_000 }, () =
       10_000,
       "the gateway to see it up again",
     );
-    const after = await callStatus({ system: sys }, victims.at(-1)!.callId);
+    const after = await callStatus({ system: sys }, ws.callId);
     expect(after.status).toBe(200);
     expect(after.body).toMatchObject({ state: "ended", endReason: "transceiver_failed" });
     expect(restarted.child.pid).not.toBe(proc.child.pid);
@@ -211,6 +242,7 @@ describe("kill -9 of a transceiver under live calls", { timeout: 120_000 }, () =
         wsToldMs: wsMs,
         getEndedMs: getMs,
         relaySawDownByMs: relayMs,
+        resumedAndEchoingMs: resumedMs,
       }),
     );
   });
