@@ -65,6 +65,8 @@ export interface LocalSystemOptions {
   extraEnv?: Record<string, string>;
   /** Extra vars for the edge worker (e.g. raised rate limits in tests). */
   edgeVars?: Record<string, string>;
+  /** The transceivers' backend (default: the echo agent this system starts). */
+  backendUrl?: string;
   /** How a component that dies is restarted (default DEFAULT_RESTARTS; null: never). */
   restarts?: RestartPolicy | null;
 }
@@ -336,7 +338,7 @@ export async function startLocalSystem(o: LocalSystemOptions): Promise<LocalSyst
             TRANSCEIVER_ID: String(t.id),
             TRANSCEIVER_UDP: `${h}:${t.udpPort}`,
             TRANSCEIVER_HTTP: `${h}:${t.httpPort}`,
-            BACKEND_URL: `ws://${h}:${plan.echoPort}`,
+            BACKEND_URL: o.backendUrl ?? `ws://${h}:${plan.echoPort}`,
             TRANSCEIVER_CAPACITY: "150",
           },
         });
