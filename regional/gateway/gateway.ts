@@ -13,6 +13,7 @@ import { type GatewayConfig, type GatewayInit, withDefaults } from "./config.ts"
 import { type Member, Members } from "./members.ts";
 import { MovedCalls } from "./moved.ts";
 import { serve, serverUrl } from "./node-server.ts";
+import { findMovedCall, resumeCall } from "./resume.ts";
 import { type Upstream, UpstreamClient } from "./upstream.ts";
 import { pipeUpgrade, rejectUpgrade } from "./ws-proxy.ts";
 
@@ -171,49 +172,19 @@ export class Gateway {
     throw new ApiError("no_transceiver", "no transceiver of this cluster answered", 2);
   }
 
-  /**
-   * POST /v1/sessions/{callId}: a new offer for the call. Its current transceiver takes it if it
-   * is up (it refuses a call that is live there; a restarted one resumes it); otherwise the least
-   * loaded sibling resumes it under the same call id, and follow-ups go there from now on.
-   */
-  async resume(
+  /** POST /v1/sessions/{callId}: resume the call (resume.ts). */
+  resume(
     callId: string,
     owner: number,
     target: string,
     headers: Headers,
     body: Uint8Array,
   ): Promise<Upstream> {
-    const m = this.members.get(owner);
-    const tried = m?.healthy ? [m] : this.candidates().filter((c) => c.id !== owner);
-    if (tried.length === 0)
-      throw new ApiError("no_transceiver", "no transceiver of this cluster can resume the call", 2);
-    let last: Upstream | undefined;
-    for (const c of tried) {
-      let up: Upstream;
-      try {
-        up = await this.upstream.forward(c, "POST", target, headers, body);
-      } catch (e) {
-        this.lost(c, e);
-        continue;
-      }
-      last = up;
-      if (up.status === 503) continue;
-      if (up.status === 200) {
-        c.load++;
-        this.moved.set(callId, c.id);
-        this.log.info("call resumed", { transceiverId: c.id, from: owner });
-      }
-      return up;
-    }
-    if (last) return last;
-    throw new ApiError("no_transceiver", "no transceiver of this cluster answered", 2);
+    return resumeCall(this, callId, owner, target, headers, body);
   }
 
-  /**
-   * The call's transceiver is down and this replica knows no move: ask the live members (each
-   * verifies the edge's signature and nonce itself) and remember who has it.
-   */
-  async findMoved(
+  /** The call's transceiver is down and this replica knows no move: who has it now (resume.ts)? */
+  findMoved(
     callId: string,
     owner: number,
     method: string,
@@ -221,20 +192,7 @@ export class Gateway {
     headers: Headers,
     body: Uint8Array,
   ): Promise<Upstream | undefined> {
-    for (const m of this.members.values()) {
-      if (m.id === owner || !m.healthy) continue;
-      let up: Upstream;
-      try {
-        up = await this.upstream.forward(m, method, target, headers, body);
-      } catch (e) {
-        this.lost(m, e);
-        continue;
-      }
-      if (up.status === 404 || up.status === 401) continue;
-      this.moved.set(callId, m.id);
-      return up;
-    }
-    return undefined;
+    return findMovedCall(this, callId, owner, method, target, headers, body);
   }
 
   #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {

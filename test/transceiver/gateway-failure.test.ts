@@ -3,11 +3,13 @@
 // DELETE/PATCH: 404 call_ended), never 500. Real transceivers, a real gateway.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { nodeMac } from "../../regional/common/hmac.ts";
 import { type EchoAgent, startEchoAgent } from "../../regional/echo-agent/agent.ts";
 import { Gateway } from "../../regional/gateway/gateway.ts";
 import { transceiverOfCallId } from "../../regional/gateway/routing.ts";
 import { configWithDefaults } from "../../regional/transceiver/config.ts";
 import { startTransceiver, type Transceiver } from "../../regional/transceiver/transceiver.ts";
+import { mintCallId } from "../../shared/callid/callid.ts";
 import { signedCaller } from "../support/signed-call.ts";
 import { createTestClient } from "./helpers/client.ts";
 import { quietLog, randomKeyring } from "./helpers/harness.ts";
@@ -124,5 +126,54 @@ describe("gateway and a transceiver that died", () => {
     const r = await call("GET", `/v1/sessions/${foreign}`);
     expect(r.status).toBe(404);
     expect(((await r.json()) as { error: { code: string } }).error.code).toBe("call_id_unknown");
+  });
+
+  it("resumes a dead transceiver's call on the sibling under the same id; a second replica finds it", async () => {
+    // t2 is down since the first test; this call was on it.
+    const dead = mintCallId(1, 2, randomBytes(15), nodeMac(callIdKeys));
+    const r = await call("POST", `/v1/sessions/${dead}`, { sdp: uniqueOffer() });
+    const body = (await r.json()) as { callId: string; transceiverId: number; sdp: string };
+    expect(r.status, JSON.stringify(body)).toBe(200);
+    expect(body).toMatchObject({ callId: dead, transceiverId: 1 });
+    expect(t1.sessions.has(dead)).toBe(true);
+    expect(g.moved.get(dead)).toBe(1);
+    // Follow-ups go where it lives now.
+    expect(((await (await call("GET", `/v1/sessions/${dead}`)).json()) as { callId: string }).callId).toBe(
+      dead,
+    );
+    // A live call is not resumed a second time.
+    const twice = await call("POST", `/v1/sessions/${dead}`, { sdp: uniqueOffer() });
+    expect(twice.status).toBe(409);
+    // Another gateway replica never saw the resume: it asks the live members and remembers.
+    const replica = await Gateway.start(
+      { ...g.config, http: { host: "127.0.0.1", port: 0, ipv6: false } },
+      quietLog,
+    );
+    try {
+      const other = signedCaller(() => replica.url, secret);
+      const st = await other.call("GET", `/v1/sessions/${dead}`);
+      expect(st.status).toBe(200);
+      expect(((await st.json()) as { transceiverId: number }).transceiverId).toBe(1);
+      expect(replica.moved.get(dead)).toBe(1);
+      expect((await other.call("DELETE", `/v1/sessions/${dead}`)).status).toBe(204);
+    } finally {
+      await replica.stop();
+    }
+    expect(t1.sessions.has(dead)).toBe(false);
+  });
+
+  it("a transceiver resumes only authentic call ids of its own cluster", async () => {
+    const direct = signedCaller(() => t1.httpUrl, secret);
+    const foreign = mintCallId(2, 1, randomBytes(15), nodeMac(callIdKeys));
+    const forged = `rtc_${Buffer.from([0x12, 0, 1, 0, 2, ...randomBytes(31)]).toString("base64url")}`;
+    for (const [id, code] of [
+      [foreign, "wrong_transceiver"],
+      [forged, "call_id_unknown"],
+      ["rtc_short", "call_id_malformed"],
+    ] as const) {
+      const r = await direct.call("POST", `/v1/sessions/${id}`, { sdp: uniqueOffer() });
+      expect([400, 404]).toContain(r.status);
+      expect(((await r.json()) as { error: { code: string } }).error.code, id).toBe(code);
+    }
   });
 });

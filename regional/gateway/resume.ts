@@ -1,0 +1,73 @@
+// Resume (issue 18.3): a call whose transceiver failed gets a new offer POSTed to its URL and is
+// created anew, same call id, on a sibling (or on its own transceiver, restarted). The gateway
+// remembers where it lives now (moved.ts); a replica that does not know asks the live members.
+import { ApiError } from "../transceiver/errors.ts";
+import type { Gateway } from "./gateway.ts";
+import type { Upstream } from "./upstream.ts";
+
+/**
+ * The call's current transceiver takes the offer if it is up (a call live there is refused with
+ * 409; a restarted process resumes it); otherwise the least loaded sibling does.
+ */
+export async function resumeCall(
+  g: Gateway,
+  callId: string,
+  owner: number,
+  target: string,
+  headers: Headers,
+  body: Uint8Array,
+): Promise<Upstream> {
+  const m = g.members.get(owner);
+  const tried = m?.healthy ? [m] : g.candidates().filter((c) => c.id !== owner);
+  if (tried.length === 0)
+    throw new ApiError("no_transceiver", "no transceiver of this cluster can resume the call", 2);
+  let last: Upstream | undefined;
+  for (const c of tried) {
+    let up: Upstream;
+    try {
+      up = await g.upstream.forward(c, "POST", target, headers, body);
+    } catch (e) {
+      g.lost(c, e);
+      continue;
+    }
+    last = up;
+    if (up.status === 503) continue;
+    if (up.status === 200) {
+      c.load++;
+      g.moved.set(callId, c.id);
+      g.log.info("call resumed", { transceiverId: c.id, from: owner });
+    }
+    return up;
+  }
+  if (last) return last;
+  throw new ApiError("no_transceiver", "no transceiver of this cluster answered", 2);
+}
+
+/**
+ * Forwards the follow-up to each live member but `owner` until one knows the call (each checks
+ * the edge's signature and its own nonce window, so one signed request is good once per member).
+ */
+export async function findMovedCall(
+  g: Gateway,
+  callId: string,
+  owner: number,
+  method: string,
+  target: string,
+  headers: Headers,
+  body: Uint8Array,
+): Promise<Upstream | undefined> {
+  for (const m of g.members.values()) {
+    if (m.id === owner || !m.healthy) continue;
+    let up: Upstream;
+    try {
+      up = await g.upstream.forward(m, method, target, headers, body);
+    } catch (e) {
+      g.lost(m, e);
+      continue;
+    }
+    if (up.status === 404 || up.status === 401) continue;
+    g.moved.set(callId, m.id);
+    return up;
+  }
+  return undefined;
+}
