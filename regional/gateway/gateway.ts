@@ -57,6 +57,7 @@ export class Gateway {
     this.#failures = this.registry
       .counter("gr_gateway_transceiver_failures_total", "Transceivers seen going down while up")
       .with({});
+    this.#members.onDown = () => this.#failures.inc();
     const g = this.registry.gauge("gr_gateway_transceivers", "Transceivers by state", ["state"]);
     const usable = g.with({ state: "usable" });
     const known = g.with({ state: "known" });
@@ -97,21 +98,8 @@ export class Gateway {
   }
 
   async #pollOnce(): Promise<void> {
-    const before = this.#downCount();
     await this.#members.poll();
-    this.#noteFailures(before);
     this.#refreshGauges();
-  }
-
-  #downCount(): number {
-    let n = 0;
-    for (const m of this.members.values()) if (!m.healthy) n++;
-    return n;
-  }
-
-  #noteFailures(before: number): void {
-    const after = this.#downCount();
-    if (after > before) this.#failures.inc(after - before);
   }
 
   candidates(): Member[] {
@@ -126,7 +114,6 @@ export class Gateway {
   lost(m: Member, e: unknown): void {
     if (!m.healthy) return;
     this.#members.markDown(m, (e as Error).message === "upstream timeout" ? "timeout" : "unreachable");
-    this.#failures.inc();
     this.#refreshGauges();
   }
 

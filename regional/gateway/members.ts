@@ -24,6 +24,8 @@ export class Members {
   readonly #failedAt = new Map<number, number>();
   readonly #cfg: GatewayConfig;
   readonly #log: Logger;
+  /** Called once per transition of a member from up to down. */
+  onDown: (m: Member, why: string) => void = () => {};
 
   constructor(cfg: GatewayConfig, log: Logger) {
     this.#cfg = cfg;
@@ -53,6 +55,7 @@ export class Members {
     m.healthy = false;
     this.#noteFailed(m.id);
     this.#log.warn("transceiver down", { transceiverId: m.id, reason: why });
+    this.onDown(m, why);
   }
 
   #noteFailed(id: number): void {
