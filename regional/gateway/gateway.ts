@@ -2,8 +2,10 @@
 // the cluster's transceivers, routes follow-ups by the call id, pipes /v1/ws upgrades, and answers
 // for calls of a transceiver that failed. It verifies the edge's signature itself (401 early) and
 // forwards requests unchanged, so the transceiver verifies them again.
+import { randomBytes } from "node:crypto";
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
+import { importSigningKey, signRequest } from "../../shared/signing/request.ts";
 import { createLogger, type Logger } from "../common/log.ts";
 import { type CounterHandle, Registry } from "../common/metrics.ts";
 import { ApiError } from "../transceiver/errors.ts";
@@ -27,6 +29,7 @@ export class Gateway {
   readonly #members: Members;
   readonly #server: Server;
   verifier!: RequestVerifier;
+  #signingKey!: CryptoKey;
   #poller: NodeJS.Timeout | undefined;
   #polling: Promise<void> | null = null;
   readonly #requests = new Map<string, CounterHandle>();
@@ -71,6 +74,7 @@ export class Gateway {
     const config = withDefaults(init);
     const g = new Gateway(config, log ?? createLogger({ svc: "gateway", cluster: config.clusterId }));
     g.verifier = await RequestVerifier.create(config.clusterSecret, config.replayWindowMs);
+    g.#signingKey = await importSigningKey(config.clusterSecret);
     await g.poll();
     g.#poller = setInterval(() => void g.poll(), config.pollMs);
     g.#poller.unref();
@@ -157,6 +161,18 @@ export class Gateway {
     }
     if (last) return last;
     throw new ApiError("no_transceiver", "no transceiver of this cluster answered", 2);
+  }
+
+  /** Signs a request of the gateway's own, as the edge signs its requests (same secret). */
+  sign(method: string, path: string, body = new Uint8Array(0)): Promise<Record<string, string>> {
+    return signRequest(
+      this.#signingKey,
+      method,
+      path,
+      body,
+      Date.now(),
+      randomBytes(16).toString("base64url"),
+    );
   }
 
   /** POST /v1/sessions/{callId}: resume the call (resume.ts). */

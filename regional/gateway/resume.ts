@@ -3,11 +3,14 @@
 // remembers where it lives now (moved.ts); a replica that does not know asks the live members.
 import { ApiError } from "../transceiver/errors.ts";
 import type { Gateway } from "./gateway.ts";
+import type { Member } from "./members.ts";
 import type { Upstream } from "./upstream.ts";
 
 /**
- * The call's current transceiver takes the offer if it is up (a call live there is refused with
- * 409; a restarted process resumes it); otherwise the least loaded sibling does.
+ * The call's current transceiver takes the offer if it is up and not draining (a call live there
+ * is refused with 409; a restarted process resumes it); otherwise, or when it answers 503
+ * (draining), the least loaded sibling does. A call moved away from a transceiver that is still
+ * up (draining) is then ended there, so the old session does not hold the drain.
  */
 export async function resumeCall(
   g: Gateway,
@@ -18,7 +21,8 @@ export async function resumeCall(
   body: Uint8Array,
 ): Promise<Upstream> {
   const m = g.members.get(owner);
-  const tried = m?.healthy ? [m] : g.candidates().filter((c) => c.id !== owner);
+  const siblings = g.candidates().filter((c) => c.id !== owner);
+  const tried = m?.healthy && !m.draining ? [m, ...siblings] : siblings;
   if (tried.length === 0)
     throw new ApiError("no_transceiver", "no transceiver of this cluster can resume the call", 2);
   let last: Upstream | undefined;
@@ -36,6 +40,7 @@ export async function resumeCall(
       c.load++;
       g.moved.set(callId, c.id);
       g.log.info("call resumed", { transceiverId: c.id, from: owner });
+      if (m?.healthy && c.id !== owner) void endMovedAway(g, m, callId);
     }
     return up;
   }
@@ -70,4 +75,17 @@ export async function findMovedCall(
     return up;
   }
   return undefined;
+}
+
+/** Ends the old session of a call that moved away from a live (draining) transceiver. */
+async function endMovedAway(g: Gateway, m: Member, callId: string): Promise<void> {
+  const path = `/v1/sessions/${callId}`;
+  try {
+    const headers = new Headers(await g.sign("DELETE", path));
+    const up = await g.upstream.forward(m, "DELETE", path, headers, new Uint8Array(0));
+    if (up.status !== 204 && up.status !== 404)
+      g.log.warn("old session of a moved call not ended", { transceiverId: m.id, status: up.status });
+  } catch (e) {
+    g.log.warn("old session of a moved call not ended", { transceiverId: m.id, error: (e as Error).message });
+  }
 }

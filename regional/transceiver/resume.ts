@@ -6,6 +6,13 @@ import { verifyCallId } from "../../shared/callid/callid.ts";
 import type { MacSync } from "../../shared/hint/codec.ts";
 import { ApiError } from "./errors.ts";
 
+/**
+ * Sent to every live call's client when its transceiver starts draining (issue 18.4): a client
+ * that resumes (a new offer POSTed to the call's URL) moves to a sibling now; one that does not
+ * keeps its call until it ends or the drain deadline passes.
+ */
+export const RESUME_REQUIRED = JSON.stringify({ type: "transceiver.resume_required", reason: "drain" });
+
 /** The call id a resumed session takes, after checking it; throws a typed ApiError. */
 export function adoptCallId(
   callId: string,

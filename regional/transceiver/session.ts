@@ -418,6 +418,11 @@ export class Session implements MuxSession {
   // ---- events ---------------------------------------------------------------------------
 
   /** An event from the signalling WebSocket, for the backend. */
+  /** An event for the client from the transceiver itself (data channel, signalling WebSocket). */
+  notifyClient(text: string): void {
+    this.#events.send(text);
+  }
+
   sendEventToBackend(text: string): void {
     if (this.state !== "ended") this.#bridge.sendEvent(text);
   }

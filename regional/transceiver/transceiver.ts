@@ -18,7 +18,7 @@ import { ApiError } from "./errors.ts";
 import type { MembershipStore } from "./membership.ts";
 import { TransceiverMetrics } from "./metrics.ts";
 import { type CoarseClock, Mux } from "./mux.ts";
-import { adoptCallId } from "./resume.ts";
+import { adoptCallId, RESUME_REQUIRED } from "./resume.ts";
 import { inspectOffer } from "./sdp.ts";
 import { type EndReason, Session, type SessionStatus } from "./session.ts";
 import { RequestVerifier } from "./signing.ts";
@@ -369,6 +369,7 @@ export class Transceiver {
     this.draining = true;
     this.log.info("draining", { sessions: this.sessions.size, deadlineMs });
     await this.#beat().catch(() => {});
+    for (const s of this.sessions.values()) s.notifyClient(RESUME_REQUIRED);
     if (this.sessions.size > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, deadlineMs);
