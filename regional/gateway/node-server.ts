@@ -27,6 +27,9 @@ export async function writeResponse(res: ServerResponse, r: Response): Promise<v
   });
   const body = r.body ? Buffer.from(await r.arrayBuffer()) : undefined;
   if (body && headers["content-length"] === undefined) headers["content-length"] = String(body.length);
+  // Answered before the body was read (413, 401): the rest of it is still on the wire, so the
+  // connection cannot carry another request.
+  if (!res.req.complete) headers.connection = "close";
   res.writeHead(r.status, headers);
   res.end(body);
 }
