@@ -166,7 +166,10 @@ function upstreamClosed(
   reason: string,
   closeBoth: (code: number, reason: string) => void,
 ): void {
-  if (code !== 1006) return closeBoth(code, reason);
+  if (code !== 1006) {
+    closeBoth(code, reason);
+    return;
+  }
   try {
     b.client.send(
       JSON.stringify({

@@ -22,7 +22,10 @@ describe("ServerStream", () => {
     const ends = new Set<number>();
     let o = HEAD.length;
     ends.add(o);
-    for (const f of frames) ends.add((o += f.length));
+    for (const f of frames) {
+      o += f.length;
+      ends.add(o);
+    }
     for (const size of [1, 2, 3, 7, 64, 1000, all.length]) {
       const s = new ServerStream();
       for (let i = 0; i < all.length; i += size) {
