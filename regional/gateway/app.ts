@@ -1,7 +1,8 @@
 // The gateway's HTTP routes on Hono. Every /v1/sessions request is verified (401 before anything
 // else), then: POST /v1/sessions goes to the least loaded usable member (the next one on a 503 or
-// a connection failure), /v1/sessions/{callId} to the transceiver the call id names. A call whose
-// transceiver failed is answered here (routing.ts). Errors travel as ApiError to `onError`.
+// a connection failure); /v1/sessions/{callId} goes where the call lives (the transceiver its id
+// names, or the one it was resumed on: moved.ts), and POST there resumes it (resume.ts). A call
+// whose transceiver failed is answered here (routing.ts). Errors travel as ApiError to `onError`.
 import type { IncomingMessage } from "node:http";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
