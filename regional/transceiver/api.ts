@@ -179,9 +179,11 @@ async function route(t: Transceiver, req: IncomingMessage, res: ServerResponse):
     throw new ApiError("not_found", `no route for ${method} ${path}`);
   }
   const callId = m[1]!;
-  const body = await readBody(req, MAX_SDP_BYTES);
+  const body = await readBody(req, method === "POST" ? MAX_JSON_BODY : MAX_SDP_BYTES);
   await t.verifier.verify(method, url, body, req.headers);
   switch (method) {
+    case "POST":
+      return resumeHere(t, callId, req, body, receivedAt, res);
     case "GET":
       return sendJson(res, 200, t.status(callId));
     case "DELETE":
@@ -193,6 +195,26 @@ async function route(t: Transceiver, req: IncomingMessage, res: ServerResponse):
     default:
       throw new ApiError("method_not_allowed", `${method} is not allowed on a session`);
   }
+}
+
+/** POST /v1/sessions/{callId}: a new offer for a call whose transceiver failed (resume.ts). */
+async function resumeHere(
+  t: Transceiver,
+  callId: string,
+  req: IncomingMessage,
+  body: Buffer,
+  receivedAt: number,
+  res: ServerResponse,
+): Promise<void> {
+  if (mediaType(req.headers) !== "application/json")
+    throw new ApiError("unsupported_media_type", "content-type must be application/json");
+  const r = await t.create({ ...parseCreateBody(parseJson(body)), resume: callId }, receivedAt);
+  sendJson(
+    res,
+    200,
+    { callId: r.callId, sdp: r.sdp, etag: r.etag, clusterId: r.clusterId, transceiverId: r.transceiverId },
+    { etag: `"${r.etag}"`, location: `/v1/sessions/${r.callId}` },
+  );
 }
 
 /** WHIP PATCH (RFC 9725 §4.3): trickle with the ETag, ICE restart with If-Match "*". */

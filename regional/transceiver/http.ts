@@ -1,4 +1,4 @@
-// Small node:http helpers shared by the transceiver API and the cluster gateway.
+// Small node:http helpers of the transceiver API (the gateway has its own adapter, regional/gateway/).
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import { ApiError } from "./errors.ts";
 

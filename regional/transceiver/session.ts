@@ -31,6 +31,7 @@ import { ClientEvents, type SessionListener } from "./client-events.ts";
 import type { TransceiverConfig } from "./config.ts";
 import type { Mux, PathKey } from "./core/mux.ts";
 import { DEFAULT_PATH_LIMITS, PathBook, type PathLimits } from "./core/paths.ts";
+import { closePeer } from "./dtls-close.ts";
 import { ApiError } from "./errors.ts";
 import type { RegionHandles, TransceiverMetrics } from "./metrics.ts";
 import { finishAnswer, type OfferInfo, replaceIceCredentials, restartAnswerFrag } from "./sdp.ts";
@@ -63,6 +64,8 @@ export interface SessionInit {
   offer: OfferInfo;
   /** performance.now() when the request arrived. */
   receivedAt: number;
+  /** The call was resumed here after its transceiver failed (told to the backend). */
+  resumed?: boolean;
 }
 
 const OLD_UFRAG_GRACE_MS = 30_000;
@@ -388,6 +391,7 @@ export class Session {
         client: this.#init.client,
         session: this.#init.sessionConfig ?? null,
         data_channel: this.#init.offer.hasDataChannel,
+        resumed: this.#init.resumed === true,
       }),
     );
   }
@@ -432,6 +436,11 @@ export class Session {
   // ---- events ---------------------------------------------------------------------------
 
   /** An event from the signalling WebSocket, for the backend. */
+  /** An event for the client from the transceiver itself (data channel, signalling WebSocket). */
+  notifyClient(text: string): void {
+    this.#events.send(text);
+  }
+
   sendEventToBackend(text: string): void {
     if (this.state !== "ended") this.#bridge.sendEvent(text);
   }
@@ -548,8 +557,7 @@ export class Session {
     this.#events.ended(reason);
     // Close the peer connection first: its goodbyes (SCTP ABORT, DTLS close_notify) still need
     // the paths. Then tell the relays to drop the flows, current address first.
-    this.closed = this.pc
-      .close()
+    this.closed = closePeer(this.pc)
       .catch(noop)
       .finally(() => this.paths.closeAll(FLOW_CLOSE[reason]));
     this.#d.metrics.ended(reason);

@@ -20,6 +20,7 @@ import type { PathLimits } from "./core/paths.ts";
 import { ApiError } from "./errors.ts";
 import type { MembershipStore } from "./membership.ts";
 import { TransceiverMetrics } from "./metrics.ts";
+import { adoptCallId, RESUME_REQUIRED } from "./resume.ts";
 import { inspectOffer } from "./sdp.ts";
 import { type EndReason, Session, type SessionStatus } from "./session.ts";
 import { SetupLimiter } from "./setup-limit.ts";
@@ -40,6 +41,8 @@ export interface CreateRequest {
   ingress?: { vip?: string; popId?: number };
   /** From the signed x-gr-caller header: counted against the setup limits. */
   caller?: Caller;
+  /** Resume this call (its transceiver failed) here, under the same call id (resume.ts). */
+  resume?: string;
 }
 
 export interface CreateResult {
@@ -248,12 +251,10 @@ export class Transceiver {
         if (typeof hp === "string") throw new ApiError("body_malformed", `ingress.vip: ${hp}`);
         vip = hp;
       }
-      const callId = mintCallId(
-        this.config.clusterId,
-        this.config.transceiverId,
-        randomBytes(15),
-        this.#callIdMac,
-      );
+      const callId =
+        req.resume !== undefined
+          ? adoptCallId(req.resume, this.#callIdMac, this.config.clusterId, this.sessions)
+          : mintCallId(this.config.clusterId, this.config.transceiverId, randomBytes(15), this.#callIdMac);
       const ticket = req.caller ? this.setupLimiter.admit(req.caller, Date.now()) : undefined;
       this.#pending++;
       let created: { session: Session; answer: string };
@@ -281,6 +282,7 @@ export class Transceiver {
             sessionConfig: req.session,
             offer,
             receivedAt,
+            resumed: req.resume !== undefined,
           },
         );
       } catch (e) {
@@ -346,7 +348,9 @@ export class Transceiver {
     }
     if (
       v.callId.clusterId !== this.config.clusterId ||
-      v.callId.transceiverId !== this.config.transceiverId
+      (v.callId.transceiverId !== this.config.transceiverId &&
+        !this.sessions.has(callId) &&
+        !this.ended.has(callId))
     ) {
       throw new ApiError(
         "wrong_transceiver",
@@ -393,6 +397,7 @@ export class Transceiver {
     this.draining = true;
     this.log.info("draining", { sessions: this.sessions.size, deadlineMs });
     await this.#beat().catch(() => {});
+    for (const s of this.sessions.values()) s.notifyClient(RESUME_REQUIRED);
     if (this.sessions.size > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, deadlineMs);
