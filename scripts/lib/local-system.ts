@@ -143,18 +143,41 @@ async function freeTcpPort(host: string): Promise<number> {
   });
 }
 
+const canListen = (port: number, host: string): Promise<boolean> =>
+  new Promise((res) => {
+    const s = createServer();
+    s.once("error", () => res(false));
+    s.listen(port, host, () => s.close(() => res(true)));
+  });
+const canBind = (port: number, host: string): Promise<boolean> =>
+  new Promise((res) => {
+    const s = createSocket("udp4");
+    s.once("error", () => res(false));
+    s.bind(port, host, () => s.close(() => res(true)));
+  });
+
+/**
+ * A port free for TCP and UDP alike, below the kernel's ephemeral range (32768+ on Linux): a port
+ * the kernel handed out for TCP is often taken for UDP by some client's ephemeral socket (werift
+ * peers bind many), which made test systems fail to start with EADDRINUSE.
+ */
+async function freeDualPort(host: string, used: Set<number>): Promise<number> {
+  for (let i = 0; i < 500; i++) {
+    const port = 20000 + Math.floor(Math.random() * 12000);
+    if (used.has(port) || port === 3478) continue;
+    if ((await canListen(port, host)) && (await canBind(port, host))) return port;
+  }
+  throw new StartError("no free port below the ephemeral range after 500 tries");
+}
+
 /** The same network on free ports (tests), `perCluster` transceivers in each cluster (default 1). */
 export async function ephemeralPlan(host: string, perCluster = 1): Promise<LocalPlan> {
   const p = fixedPlan(host);
   const used = new Set<number>();
   const next = async (): Promise<number> => {
-    for (;;) {
-      const port = await freeTcpPort(host);
-      if (!used.has(port) && port !== 3478) {
-        used.add(port);
-        return port;
-      }
-    }
+    const port = await freeDualPort(host, used);
+    used.add(port);
+    return port;
   };
   p.edgePort = await next();
   p.vipPort = await next();

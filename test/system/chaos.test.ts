@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EchoAgent, startEchoAgent } from "../../regional/echo-agent/agent.ts";
 import { transceiverOfCallId } from "../../regional/gateway/routing.ts";
 import { ephemeralPlan, type LocalSystem, startLocalSystem } from "../../scripts/lib/local-system.ts";
+import { parseClusterKeys } from "../../shared/signing/keys.ts";
 import { type SignedCaller, signedCaller } from "../support/signed-call.ts";
 import { createTestClient, type TestClient } from "../transceiver/helpers/client.ts";
 import { until } from "../transceiver/helpers/harness.ts";
@@ -39,8 +40,9 @@ beforeAll(async () => {
       if (logs.length > 5000) logs.splice(0, 1000);
     },
   });
-  const secret = new Uint8Array(Buffer.from(sys.secrets.clusterSecret, "base64"));
-  gw = signedCaller(() => `http://127.0.0.1:${sys.plan.clusters[0]!.gatewayPort}`, secret);
+  // The local system's GR_CLUSTER_SECRET is a keyring ("id:base64"); sign for the gateway as the edge does.
+  const keys = parseClusterKeys(sys.secrets.clusterSecret, "GR_CLUSTER_SECRET");
+  gw = signedCaller(() => `http://127.0.0.1:${sys.plan.clusters[0]!.gatewayPort}`, keys, { clusterId: 1 });
 }, 120_000);
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => {})));
