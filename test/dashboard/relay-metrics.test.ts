@@ -100,7 +100,7 @@ describe("relay metrics under generated traffic", () => {
     for (let i = 0; i < B; i++) stranger.send(bindingRequest(hint(1, 1, OTHER_KEYS)), vip);
     await until(
       async () =>
-        /reason="bad_mac"\) 6/.test(await (await fetch(`http://${pop.addresses.admin}/metrics`)).text()),
+        /reason="bad_mac"\} 6/.test(await (await fetch(`http://${pop.addresses.admin}/metrics`)).text()),
       "bad_mac drops counted (a hint under keys the POP does not hold)",
     );
     expect(stranger.inbox).toEqual([]);

@@ -377,7 +377,7 @@ describe("hostile input, real sockets", () => {
       rtp(),
     );
     rogue.send(f, cluster.addresses.backbone.split(":")[1] as unknown as number, "127.0.0.1");
-    await until(() => /reason="source_not_allowed"\) 1/.test(cluster.metricsText()), "rogue frame dropped");
+    await until(() => /reason="source_not_allowed"\} 1/.test(cluster.metricsText()), "rogue frame dropped");
     rogue.close();
     for (const s of socks) s.close();
     expect(pop.engine.table.size).toBeLessThanOrEqual(4096);

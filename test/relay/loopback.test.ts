@@ -90,7 +90,7 @@ describe("relay on loopback", () => {
     expect(cluster!.flows(`127.0.0.1:${client.port}`).flow).toBeNull();
     const before = t.seen.length;
     client.send(rtp(), p.vip);
-    await until(() => /reason="no_flow"\) 1/.test(pop.metricsText()), "no_flow drop");
+    await until(() => /reason="no_flow"\} 1/.test(pop.metricsText()), "no_flow drop");
     expect(t.seen.length).toBe(before);
   });
 

@@ -119,7 +119,7 @@ describe("relay program", () => {
     const seenBefore = t.seen.length;
     late.send(bindingRequest(hint(1, 1)), p.vip);
     await until(
-      async () => /reason="draining"\) 1/.test((await get(`${admin}/metrics`)).body as string),
+      async () => /reason="draining"\} 1/.test((await get(`${admin}/metrics`)).body as string),
       "draining drop",
     );
     // ... but established flows keep flowing.

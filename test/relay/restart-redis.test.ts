@@ -78,7 +78,7 @@ describe("relay with Redis", () => {
     const stranger = await Client.open();
     cleanup.push(() => stranger.close());
     for (let i = 0; i < 5; i++) stranger.send(rtp(), p.vip);
-    await until(() => /result="miss"\) 1/.test(pop.metricsText()), "one miss");
+    await until(() => /result="miss"\} 1/.test(pop.metricsText()), "one miss");
     expect(pop.metricsText()).toMatch(/gr_relay_redis_ops_total\{op="get",result="ok"\} 2/);
 
     // Redis goes away: established flows keep flowing; lookups fail fast and are counted.
@@ -88,7 +88,7 @@ describe("relay with Redis", () => {
     const other = await Client.open();
     cleanup.push(() => other.close());
     other.send(rtp(), p.vip);
-    await until(() => /result="error"\) 1/.test(pop.metricsText()), "lookup error counted");
+    await until(() => /result="error"\} 1/.test(pop.metricsText()), "lookup error counted");
     // A new call still connects: the first packet never needs Redis.
     other.send(bindingRequest(hint(1, 1)), p.vip);
     await until(() => other.inbox.length === 1, "new flow with Redis down");
