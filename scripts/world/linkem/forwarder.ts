@@ -1,0 +1,200 @@
+// The link emulator's UDP shell: each front listens on one address and forwards every datagram to
+// one target through the link of the route its source matches, after the link's delay, jitter and
+// loss; replies come back through the route's reverse link and leave from the front's address.
+// Each peer (source ip:port) gets its own upstream socket bound to the route's bindIp and, when
+// free, the peer's own port, so the target sees one stable address per peer whichever front the
+// peer's packets came through (what anycast gives a real POP). One timer serves every link.
+import { createSocket, type RemoteInfo, type Socket } from "node:dgram";
+import { performance } from "node:perf_hooks";
+import { type FrontConfig, inCidr, ipv4ToInt, type LinkemConfig, type RouteConfig } from "./config.ts";
+import { FAR_FUTURE, Link } from "./core/link.ts";
+import { seededRandom } from "./core/random.ts";
+
+/** Timers fire up to ~1 ms late: wake this much early and release what is due within it. */
+const EARLY_MS = 0.6;
+const SWEEP_MS = 1_000;
+
+interface Peer {
+  key: string;
+  address: string;
+  port: number;
+  front: Front;
+  route: RouteState;
+  up: Socket;
+  lastSeen: number;
+}
+
+interface RouteState {
+  cfg: RouteConfig;
+  up: Link<Buffer, Peer>;
+  down: Link<Buffer, Peer>;
+}
+
+interface Front {
+  cfg: FrontConfig;
+  socket: Socket;
+  routes: RouteState[];
+}
+
+export interface LinkemStats {
+  peers: number;
+  drops: Record<string, number>;
+  routes: Record<string, { up: Link<Buffer, Peer>["stats"]; down: Link<Buffer, Peer>["stats"] }>;
+}
+
+export class Linkem {
+  readonly #cfg: LinkemConfig;
+  readonly #fronts: Front[] = [];
+  readonly #peers = new Map<string, Peer>();
+  readonly #links: Link<Buffer, Peer>[] = [];
+  readonly #directions: ("up" | "down")[] = [];
+  readonly drops: Record<string, number> = { no_route: 0, peer_table_full: 0, send_error: 0 };
+  #timer: NodeJS.Timeout | null = null;
+  #timerAt = FAR_FUTURE;
+  #sweep: NodeJS.Timeout | null = null;
+  #closed = false;
+
+  constructor(cfg: LinkemConfig) {
+    this.#cfg = cfg;
+  }
+
+  async start(): Promise<void> {
+    let seed = this.#cfg.seed;
+    for (const fc of this.#cfg.fronts) {
+      const socket = createSocket({ type: "udp4", recvBufferSize: 1 << 21, sendBufferSize: 1 << 21 });
+      await new Promise<void>((res, rej) => {
+        socket.once("error", rej);
+        socket.bind(fc.listen.port, fc.listen.host, () => {
+          socket.off("error", rej);
+          res();
+        });
+      });
+      const routes = fc.routes.map((rc) => {
+        const r: RouteState = {
+          cfg: rc,
+          up: new Link(rc.up, seededRandom(seed++)),
+          down: new Link(rc.down, seededRandom(seed++)),
+        };
+        this.#links.push(r.up, r.down);
+        this.#directions.push("up", "down");
+        return r;
+      });
+      const front: Front = { cfg: fc, socket, routes };
+      socket.on("message", (msg, from) => this.#fromPeer(front, msg, from));
+      socket.on("error", () => this.drops.send_error!++);
+      this.#fronts.push(front);
+    }
+    this.#sweep = setInterval(() => this.#expire(), SWEEP_MS);
+    this.#sweep.unref();
+  }
+
+  #fromPeer(front: Front, msg: Buffer, from: RemoteInfo): void {
+    const key = `${from.address}:${from.port}`;
+    let peer = this.#peers.get(key);
+    if (peer === undefined || peer.front !== front) {
+      const made = this.#newPeer(front, key, from);
+      if (made === null) return;
+      peer = made;
+    }
+    const now = performance.now();
+    peer.lastSeen = now;
+    if (peer.route.up.offer(now, msg, peer) === "queued") this.#arm(peer.route.up.nextAt());
+  }
+
+  #newPeer(front: Front, key: string, from: RemoteInfo): Peer | null {
+    const ip = ipv4ToInt(from.address);
+    const route = ip === null ? undefined : front.routes.find((r) => inCidr(ip, r.cfg.from));
+    if (route === undefined) {
+      this.drops.no_route!++;
+      return null;
+    }
+    const old = this.#peers.get(key);
+    if (old) this.#forget(old);
+    if (this.#peers.size >= this.#cfg.maxPeers) {
+      this.drops.peer_table_full!++;
+      return null;
+    }
+    const up = createSocket({ type: "udp4", recvBufferSize: 1 << 20 });
+    const peer: Peer = { key, address: from.address, port: from.port, front, route, up, lastSeen: 0 };
+    // The peer's own port keeps its address stable across fronts; if taken, any port will do.
+    up.once("error", () => {
+      if (this.#peers.get(key) !== peer) return;
+      up.close();
+      peer.up = createSocket({ type: "udp4", recvBufferSize: 1 << 20 });
+      this.#wire(peer);
+      peer.up.bind(0, route.cfg.bindIp);
+    });
+    this.#wire(peer);
+    up.bind(from.port, route.cfg.bindIp);
+    this.#peers.set(key, peer);
+    return peer;
+  }
+
+  #wire(peer: Peer): void {
+    const s = peer.up;
+    s.on("message", (msg, from) => {
+      const t = peer.front.cfg.target;
+      if (from.port !== t.port || from.address !== t.host) return;
+      const now = performance.now();
+      if (peer.route.down.offer(now, msg, peer) === "queued") this.#arm(peer.route.down.nextAt());
+    });
+    s.on("error", () => {});
+  }
+
+  #arm(at: number): void {
+    if (this.#closed || at >= this.#timerAt) return;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timerAt = at;
+    this.#timer = setTimeout(() => this.#release(), Math.max(0, at - performance.now() - EARLY_MS));
+  }
+
+  #release(): void {
+    this.#timer = null;
+    this.#timerAt = FAR_FUTURE;
+    const now = performance.now() + EARLY_MS;
+    let next = FAR_FUTURE;
+    for (let i = 0; i < this.#links.length; i++) {
+      const link = this.#links[i]!;
+      const up = this.#directions[i] === "up";
+      for (;;) {
+        const peer = link.headTag();
+        const msg = link.take(now);
+        if (msg === undefined || peer === undefined) break;
+        if (this.#peers.get(peer.key) !== peer) continue;
+        if (up) peer.up.send(msg, peer.front.cfg.target.port, peer.front.cfg.target.host);
+        else peer.front.socket.send(msg, peer.port, peer.address);
+      }
+      const at = link.nextAt();
+      if (at < next) next = at;
+    }
+    if (next !== FAR_FUTURE) this.#arm(next);
+  }
+
+  #expire(): void {
+    const cutoff = performance.now() - this.#cfg.idleMs;
+    for (const p of this.#peers.values()) if (p.lastSeen < cutoff) this.#forget(p);
+  }
+
+  #forget(p: Peer): void {
+    this.#peers.delete(p.key);
+    try {
+      p.up.close();
+    } catch {}
+  }
+
+  stats(): LinkemStats {
+    const routes: LinkemStats["routes"] = {};
+    for (const f of this.#fronts)
+      for (const r of f.routes) routes[r.cfg.name] = { up: { ...r.up.stats }, down: { ...r.down.stats } };
+    return { peers: this.#peers.size, drops: { ...this.drops }, routes };
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    if (this.#sweep) clearInterval(this.#sweep);
+    for (const p of [...this.#peers.values()]) this.#forget(p);
+    for (const f of this.#fronts) f.socket.close();
+  }
+}
