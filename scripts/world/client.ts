@@ -108,6 +108,7 @@ try {
   };
 } catch {}
 clearInterval(sender);
+const lastEchoAgoMs = performance.now() - meter.lastAt;
 await new Promise((r) => setTimeout(r, 1_000)); // echoes in flight
 emit({
   event: "result",
@@ -118,6 +119,7 @@ emit({
   answeredMs,
   connectMs,
   firstAudioMs,
+  lastEchoAgoMs,
   ...clientStats(meter, seq),
   transceiver,
 });

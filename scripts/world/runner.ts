@@ -11,6 +11,7 @@ import type { Topology } from "../../shared/topology/schema.ts";
 import { newSecrets, ROOT, World } from "./components.ts";
 import { netBatches } from "./core/net.ts";
 import { EDGE, planWorld, VIP, VIP_PORT, type WorldPlan } from "./core/plan.ts";
+import type { LinkCounters } from "./core/report.ts";
 import type { SitesFile } from "./core/sites.ts";
 import { buildNetwork, nsExec, removeRun, removeStale, routeVip } from "./netns.ts";
 
@@ -43,6 +44,8 @@ export interface RunningWorld {
   restore(pop: number): void;
   scrape(ns: string, url: string): string;
   restartPops(redis: boolean): Promise<void>;
+  /** Every link emulator's counters (each prints them on SIGUSR2). */
+  linkStats(): Promise<Record<string, { up: LinkCounters; down: LinkCounters }>>;
   stop(): Promise<void>;
 }
 
@@ -62,7 +65,11 @@ export async function startWorld(o: WorldOptions): Promise<RunningWorld> {
     },
   );
   watchdog.unref();
-  const world = new World(plan, dir, newSecrets(), o.onChildLine ?? (() => {}));
+  const linkLines = new Map<string, string>();
+  const world = new World(plan, dir, newSecrets(), (name, line) => {
+    if (name.startsWith("linkem-") && line.includes('"msg":"stats"')) linkLines.set(name, line);
+    o.onChildLine?.(name, line);
+  });
   const clients = new Set<ChildProcess>();
   const withdrawn = new Set<number>();
   const route = plan.sites.map((s) => s.popOrder[0]!);
@@ -189,6 +196,20 @@ export async function startWorld(o: WorldOptions): Promise<RunningWorld> {
     },
     scrape(ns, url) {
       return nsExec(ns, ["curl", "-sS", "--max-time", "3", url]);
+    },
+    async linkStats() {
+      linkLines.clear();
+      const ems = world.sup.running.filter((r) => r.name.startsWith("linkem-"));
+      for (const r of ems) r.child.kill("SIGUSR2");
+      for (let i = 0; i < 40 && linkLines.size < ems.length; i++) await new Promise((r) => setTimeout(r, 50));
+      const out: Record<string, { up: LinkCounters; down: LinkCounters }> = {};
+      for (const line of linkLines.values()) {
+        const routes = (
+          JSON.parse(line) as { routes: Record<string, { up: LinkCounters; down: LinkCounters }> }
+        ).routes;
+        for (const [k, v] of Object.entries(routes)) if (v.up.offered + v.down.offered > 0) out[k] = v;
+      }
+      return out;
     },
     async restartPops(redis) {
       for (const p of plan.pops) await world.kill(p.spec.name);

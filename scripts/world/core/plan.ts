@@ -143,8 +143,9 @@ export function planWorld(
         latitude: spec.latitude,
         longitude: spec.longitude,
         vip: `127.0.0.1:${VIP_PORT}`,
-        backbone: "127.0.0.1:4479",
-        backboneCidrs: ["127.0.0.1/32"],
+        // On the fabric address: a relay's backbone socket also reaches other clusters' relays.
+        backbone: `${ip}:4479`,
+        backboneCidrs: [`${ip}/32`],
         clusterId: spec.id,
       },
       transceivers: Array.from({ length: transceiversPerCluster }, (_, k) => ({

@@ -1,0 +1,165 @@
+// What one world run measures, phase by phase, on a running planet.
+import { ADMIN_PORT } from "./core/plan.ts";
+import {
+  type FailoverReport,
+  histogramMeanMs,
+  type PathResult,
+  type PopReport,
+  rttMatches,
+  type SiteReport,
+  type WorldReport,
+} from "./core/report.ts";
+import type { CallEvent, RunningWorld } from "./runner.ts";
+
+const num = (e: CallEvent, k: string): number => (typeof e[k] === "number" ? (e[k] as number) : Number.NaN);
+
+const path = (e: CallEvent, expectedRttMs: number): PathResult => ({
+  connectMs: num(e, "connectMs"),
+  firstAudioMs: num(e, "firstAudioMs"),
+  rttMs: num(e, "rttMs"),
+  jitterMs: num(e, "jitterMs"),
+  lossPct: num(e, "lossPct"),
+  expectedRttMs,
+  transceiver: e.transceiver ?? null,
+});
+
+export interface FirstHop {
+  sumMs: number;
+  count: number;
+}
+
+const firstHopOf = (w: RunningWorld, ns: string): FirstHop => {
+  const h = histogramMeanMs(
+    w.scrape(ns, `http://127.0.0.1:${ADMIN_PORT}/metrics`),
+    "gr_relay_first_hop_rtt_seconds",
+  );
+  return { sumMs: (h.meanMs ?? 0) * h.count, count: h.count };
+};
+
+/**
+ * Per site, a relay call and a direct call side by side. Each POP's first-hop samples are taken
+ * from 1 s after ICE connected to the end of the call (steady consent checks, not the setup burst
+ * with its retransmitted checks), as the difference of two scrapes of the POP's histogram.
+ */
+export async function measureSites(
+  w: RunningWorld,
+  mediaMs: number,
+  log: (l: string) => void,
+): Promise<{ sites: SiteReport[]; firstHop: FirstHop[] }> {
+  const out: SiteReport[] = [];
+  const { plan } = w;
+  const firstHop: FirstHop[] = plan.pops.map(() => ({ sumMs: 0, count: 0 }));
+  for (const s of plan.sites) {
+    const pop = w.route[s.index]!;
+    const ns = plan.pops[pop]!.ns;
+    let before: Promise<FirstHop> | null = null;
+    const [relay, direct] = await Promise.all([
+      w.call(s.index, "relay", mediaMs, (e) => {
+        if (e.event === "connected")
+          before = new Promise((r) => setTimeout(() => r(firstHopOf(w, ns)), 1_000));
+      }),
+      w.call(s.index, "direct", mediaMs),
+    ]);
+    if (before) {
+      const b = await (before as Promise<FirstHop>);
+      const a = firstHopOf(w, ns);
+      firstHop[pop]!.sumMs += a.sumMs - b.sumMs;
+      firstHop[pop]!.count += a.count - b.count;
+    }
+    const clusterName = String(relay.cluster);
+    const c = plan.clusters.find((x) => x.spec.name === clusterName);
+    const expectedRelay = c ? s.popRttMs[pop]! + c.backboneRttMs[pop]! : Number.NaN;
+    const expectedDirect = c ? s.clusterRttMs[c.index]! : Number.NaN;
+    out.push({
+      name: s.site.name,
+      pop: plan.pops[pop]!.spec.name,
+      cluster: clusterName,
+      relay: path(relay, expectedRelay),
+      direct: path(direct, expectedDirect),
+    });
+    log(
+      `  ${s.site.name}: relay rtt ${num(relay, "rttMs")} ms via ${plan.pops[pop]!.spec.name}, direct ${num(direct, "rttMs")} ms, cluster ${clusterName}`,
+    );
+  }
+  return { sites: out, firstHop };
+}
+
+/** Each POP's steady first-hop RTT against the access links of the sites it served. */
+export function popFirstHop(w: RunningWorld, sites: SiteReport[], firstHop: FirstHop[]): PopReport[] {
+  return w.plan.pops.map((p) => {
+    const served = sites.filter((s) => s.pop === p.spec.name);
+    const h = firstHop[p.index]!;
+    const measured = h.count > 0 ? h.sumMs / h.count : null;
+    const idx = served.map((s) => w.plan.sites.find((x) => x.site.name === s.name)!.index);
+    const expected = idx.length
+      ? idx.reduce((a, i) => a + w.plan.sites[i]!.popRttMs[p.index]!, 0) / idx.length
+      : null;
+    const r = (x: number | null): number | null => (x === null ? null : Math.round(x * 100) / 100);
+    return {
+      name: p.spec.name,
+      sites: served.map((s) => s.name),
+      expectedFirstHopMs: r(expected),
+      measuredFirstHopMs: r(measured),
+      samples: h.count,
+      match: expected === null || measured === null ? null : rttMatches(expected, measured),
+    };
+  });
+}
+
+/** A call from `site`; once media flows, its POP's anycast route is withdrawn; then restored. */
+export async function failover(
+  w: RunningWorld,
+  site: number,
+  redis: boolean,
+  mediaMs: number,
+): Promise<FailoverReport> {
+  const pop = w.route[site]!;
+  let moved: { to: number }[] = [];
+  const result = await w.call(site, "relay", mediaMs, (e) => {
+    if (e.event === "connected")
+      setTimeout(() => {
+        moved = w.withdraw(pop);
+      }, 1_500);
+  });
+  w.restore(pop);
+  const to = moved.find(() => true)?.to ?? pop;
+  return {
+    redis,
+    site: w.plan.sites[site]!.site.name,
+    from: w.plan.pops[pop]!.spec.name,
+    to: w.plan.pops[to]!.spec.name,
+    gapMs: num(result, "gapMs"),
+    survived: num(result, "lastEchoAgoMs") < 500,
+  };
+}
+
+/** Stops every program of one cluster; every site then calls and must land on another cluster. */
+export async function clusterDown(
+  w: RunningWorld,
+  cluster: number,
+  deadlineMs: number,
+): Promise<WorldReport["clusterDown"]> {
+  const c = w.plan.clusters[cluster]!;
+  for (const spec of w.world.clusterSpecs(c)) await w.world.kill(spec.name);
+  const sites: { name: string; cluster: string | null; answeredMs: number }[] = [];
+  for (const s of w.plan.sites) {
+    const r = await w
+      .call(s.index, "relay", 1_000)
+      .catch((e: Error) => ({ event: "error", error: e.message }) as CallEvent);
+    sites.push({
+      name: s.site.name,
+      cluster: typeof r.cluster === "string" ? r.cluster : null,
+      answeredMs: num(r, "answeredMs"),
+    });
+  }
+  const worst = Math.max(
+    ...sites.map((s) => (Number.isNaN(s.answeredMs) ? Number.POSITIVE_INFINITY : s.answeredMs)),
+  );
+  return {
+    cluster: c.spec.name,
+    allLanded: sites.every((s) => s.cluster !== null && s.cluster !== c.spec.name),
+    worstMs: Math.round(worst),
+    deadlineMs,
+    sites,
+  };
+}
