@@ -25,7 +25,7 @@ export interface SitesFile {
 }
 
 export const DEFAULT_LINKS: LinkAssumptions = {
-  metroRttMs: 10,
+  metroRttMs: 20,
   public: { jitterMs: 1, jitterPerMs: 0.02, lossPct: 0.2, lossPerMs: 0.005, burst: 3 },
   backbone: { rttFactor: 0.9, jitterMs: 0.2, lossPct: 0.01, burst: 1 },
 };
