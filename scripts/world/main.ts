@@ -7,7 +7,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parseTopology } from "../../shared/topology/schema.ts";
-import { summaryTable, type WorldReport } from "./core/report.ts";
+import { planWorld } from "./core/plan.ts";
+import { planTable, summaryTable, type WorldReport } from "./core/report.ts";
 import { parseSites } from "./core/sites.ts";
 import { clusterDown, failover, measureSites, popFirstHop } from "./phases.ts";
 import { renderPlot } from "./plot.ts";
@@ -23,6 +24,8 @@ const { values: a } = parseArgs({
     plot: { type: "string" },
     "media-ms": { type: "string", default: "6000" },
     verbose: { type: "boolean", default: false },
+    "plan-only": { type: "boolean", default: false },
+    transceivers: { type: "string", default: "2" },
   },
 });
 const log = (l: string): void => console.log(l);
@@ -34,6 +37,11 @@ if (!sitesParsed.ok) {
   process.exit(2);
 }
 const mediaMs = Number(a["media-ms"]);
+const transceivers = Number(a.transceivers);
+if (a["plan-only"]) {
+  console.log(planTable(planWorld("grw0x", topology, sitesParsed.file, transceivers)));
+  process.exit(0);
+}
 // A hard bound on the whole run, whatever hangs.
 const bound = setTimeout(() => {
   console.error("world: the run took over 5 minutes; stopping");
@@ -57,6 +65,7 @@ try {
     topology,
     sites: sitesParsed.file,
     redis: a.redis!,
+    transceivers,
     log,
     ...(a.verbose ? { onChildLine: (n: string, l: string) => console.log(`[${n}] ${l}`) } : {}),
   });

@@ -30,14 +30,22 @@ describe("world plan", () => {
     expect(plan.pops[plan.sites[0]!.popOrder[1]!]!.spec.name).toBe("pop-iad");
   });
 
-  it("takes RTTs from the table both ways round, and the metro figure within a city", () => {
+  it("takes RTTs from the table both ways round, and 0 within a city", () => {
     const syd = { latitude: -33.87, longitude: 151.21 };
     const iad = { latitude: 38.95, longitude: -77.45 };
-    expect(publicRttMs(syd, iad, 20)).toEqual(publicRttMs(iad, syd, 20));
-    expect(publicRttMs(syd, iad, 20).ms).toBe(251);
-    expect(publicRttMs(iad, { latitude: 39.04, longitude: -77.49 }, 20)).toEqual({ ms: 20, source: "metro" });
+    expect(publicRttMs(syd, iad)).toEqual(publicRttMs(iad, syd));
+    expect(publicRttMs(syd, iad).ms).toBe(251);
+    expect(publicRttMs(iad, { latitude: 39.04, longitude: -77.49 })).toEqual({ ms: 0, source: "same city" });
     // A place far from every table city falls back to the distance fit.
-    expect(publicRttMs({ latitude: 35.68, longitude: 139.69 }, syd, 20).source).toBe("fit");
+    expect(publicRttMs({ latitude: 35.68, longitude: 139.69 }, syd).source).toBe("fit");
+  });
+
+  it("adds the last mile to every client path, never to the backbone", () => {
+    const syd = plan.sites[0]!;
+    expect(syd.popRttMs[2]).toBe(20 + 92); // pop-sin
+    expect(syd.clusterRttMs[1]).toBe(20 + 251); // iad
+    expect(plan.clusters[1]!.backboneRttMs[2]).toBeCloseTo(230 * 0.9, 6); // pop-sin => iad
+    expect(plan.clusters[0]!.backboneRttMs[0]).toBe(1); // pop-fra => fra, same city
   });
 
   it("gives public links distance-scaled jitter and bursty loss, the backbone less", () => {

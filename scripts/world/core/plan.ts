@@ -10,7 +10,7 @@ import { publicRttMs } from "./rtt.ts";
 import type { LinkAssumptions, Site, SitesFile } from "./sites.ts";
 
 export const MAX_POPS = 8;
-export const MAX_CLUSTERS = 4;
+export const MAX_CLUSTERS = 6;
 export const MAX_TRANSCEIVERS = 4;
 
 export const VIP = "10.255.255.1";
@@ -63,6 +63,8 @@ export interface WorldPlan {
   clusters: ClusterPlan[];
   links: LinkAssumptions;
   topology: Topology;
+  /** What the emulation does differently from the input topology. */
+  notes: string[];
 }
 
 export type LinkPair = { up: LinkSpec; down: LinkSpec };
@@ -87,6 +89,11 @@ export function backboneLink(rttMs: number, a: LinkAssumptions): LinkPair {
 
 const round = (x: number): number => Math.round(x * 100) / 100;
 
+const withoutCluster = (p: PopSpec): PopSpec => {
+  const { clusterId: _, ...rest } = p;
+  return rest;
+};
+
 export function planWorld(
   tag: string,
   input: Topology,
@@ -100,10 +107,12 @@ export function planWorld(
     problems.push(`topology: the world holds 1-${MAX_CLUSTERS} clusters, got ${input.clusters.length}`);
   if (transceiversPerCluster < 1 || transceiversPerCluster > MAX_TRANSCEIVERS)
     problems.push(`transceivers per cluster: 1-${MAX_TRANSCEIVERS}`);
-  const colocated = input.pops.filter((p) => p.clusterId !== undefined);
-  if (colocated.length > 0)
-    problems.push(
-      `topology: co-located POPs (${colocated.map((p) => p.name).join(", ")}) are not emulated; each cluster gets its own direct entry`,
+  // A co-located POP (clusterId) runs here as a plain POP reaching its cluster over a metro
+  // backbone link; the cluster's own VIP is served by the world's direct entry instead.
+  const notes = input.pops
+    .filter((p) => p.clusterId !== undefined)
+    .map(
+      (p) => `${p.name}: co-located with cluster ${p.clusterId}; emulated as a POP with a 1 ms backbone link`,
     );
   if (problems.length) throw new Error(`cannot plan the world:\n  ${problems.join("\n  ")}`);
   const links = sites.links;
@@ -116,7 +125,7 @@ export function planWorld(
     ip: `10.3.${j}.2`,
     seenAs: `10.103.${j}.2`,
     spec: {
-      ...spec,
+      ...withoutCluster(spec),
       vip: `${POP_INNER_VIP}:${VIP_PORT}`,
       backbone: `10.3.${j}.2:4478`,
       backboneCidrs: [`10.3.${j}.2/32`, `10.103.${j}.2/32`],
@@ -153,14 +162,15 @@ export function planWorld(
         udpPort: 6101 + k,
         httpPort: 7111 + k,
       })),
-      backboneRttMs: input.pops.map((p) => {
-        const r = publicRttMs(p, spec, metro);
-        return r.source === "metro" ? 1 : round(r.ms * links.backbone.rttFactor);
-      }),
+      // Server to server: no last mile; 1 ms inside one city.
+      backboneRttMs: input.pops.map((p) =>
+        Math.max(1, round(publicRttMs(p, spec).ms * links.backbone.rttFactor)),
+      ),
     };
   });
   const sitePlans: SitePlan[] = sites.sites.map((site, i) => {
-    const popRttMs = input.pops.map((p) => publicRttMs(site, p, metro).ms);
+    // A client's path is its last mile (metro) plus the public path between the cities.
+    const popRttMs = input.pops.map((p) => metro + publicRttMs(site, p).ms);
     const popOrder = popRttMs.map((_, j) => j).sort((a, b) => popRttMs[a]! - popRttMs[b]! || a - b);
     return {
       index: i,
@@ -170,7 +180,7 @@ export function planWorld(
       seenAs: `10.101.${i}.2`,
       popOrder,
       popRttMs,
-      clusterRttMs: input.clusters.map((c) => publicRttMs(site, c, metro).ms),
+      clusterRttMs: input.clusters.map((c) => metro + publicRttMs(site, c).ms),
     };
   });
   const raw: Topology = {
@@ -182,5 +192,5 @@ export function planWorld(
   };
   const v = validateTopology(JSON.parse(JSON.stringify(raw)));
   if (!v.ok) throw new Error(`the emulated topology is invalid:\n  ${v.errors.join("\n  ")}`);
-  return { tag, netNs: ns("n", ""), sites: sitePlans, pops, clusters, links, topology: v.topology };
+  return { tag, netNs: ns("n", ""), sites: sitePlans, pops, clusters, links, topology: v.topology, notes };
 }

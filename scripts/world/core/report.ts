@@ -140,3 +140,44 @@ export function summaryTable(r: WorldReport): string {
     );
   return lines.join("\n");
 }
+
+/** The routing plan alone (no namespaces, no root): where each site enters and what it should see. */
+export function planTable(w: WorldPlan): string {
+  const rows: string[][] = [
+    [
+      "site",
+      "pop",
+      "first hop",
+      "next pop",
+      ...w.clusters.map((c) => `via relay / direct to ${c.spec.name}`),
+    ],
+  ];
+  for (const s of w.sites) {
+    const pop = s.popOrder[0]!;
+    const next = s.popOrder[1];
+    rows.push([
+      s.site.name,
+      w.pops[pop]!.spec.name,
+      f(s.popRttMs[pop]!),
+      next === undefined ? "-" : `${w.pops[next]!.spec.name} (${f(s.popRttMs[next]!)})`,
+      ...w.clusters.map(
+        (c) => `${f(s.popRttMs[pop]! + c.backboneRttMs[pop]!)} / ${f(s.clusterRttMs[c.index]!)}`,
+      ),
+    ]);
+  }
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)) + 2);
+  const lines = rows.map((row) =>
+    row
+      .map((c, i) => pad(c, widths[i]!))
+      .join("")
+      .trimEnd(),
+  );
+  lines.splice(1, 0, "-".repeat(lines[0]!.length));
+  lines.push(
+    "",
+    "emulated RTTs in ms (public links from the RTT table, backbone x rttFactor); which cluster a",
+  );
+  lines.push("call lands on is the edge's steering decision, made in the full run");
+  for (const n of w.notes) lines.push(`note: ${n}`);
+  return lines.join("\n");
+}

@@ -64,11 +64,14 @@ export function cityOf(p: Place): City | null {
   return best;
 }
 
-/** Public-internet RTT between two places; `metroMs` when both are in the same city. */
-export function publicRttMs(a: Place, b: Place, metroMs: number): { ms: number; source: string } {
+/**
+ * Public-internet RTT between the cities of two places (server to server, as ping tables measure
+ * it; a client's last mile is added by the caller). 0 when both are in the same city.
+ */
+export function publicRttMs(a: Place, b: Place): { ms: number; source: string } {
   const ca = cityOf(a);
   const cb = cityOf(b);
-  if (ca && cb && ca.name === cb.name) return { ms: metroMs, source: "metro" };
+  if (ca && cb && ca.name === cb.name) return { ms: 0, source: "same city" };
   if (ca && cb) {
     const row = RTT_TABLE.find(
       (r) => (r.a === ca.name && r.b === cb.name) || (r.a === cb.name && r.b === ca.name),
@@ -76,6 +79,6 @@ export function publicRttMs(a: Place, b: Place, metroMs: number): { ms: number; 
     if (row) return { ms: row.ms, source: row.source };
   }
   const km = distanceKm(a, b);
-  if (km < 50) return { ms: metroMs, source: "metro" };
+  if (km < 50) return { ms: 0, source: "same city" };
   return { ms: Math.round(FIT_BASE_MS + FIT_MS_PER_KM * km), source: "fit" };
 }

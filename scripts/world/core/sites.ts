@@ -11,7 +11,7 @@ export interface Site {
 }
 
 export interface LinkAssumptions {
-  /** RTT between two ends in the same city (last mile + metro), ms. */
+  /** A client's last mile + metro RTT, ms: added to every client path (ping tables are server to server). */
   metroRttMs: number;
   /** Public internet: one-way jitter = jitterMs + jitterPerMs x one-way delay; loss likewise. */
   public: { jitterMs: number; jitterPerMs: number; lossPct: number; lossPerMs: number; burst: number };
