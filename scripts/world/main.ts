@@ -22,7 +22,7 @@ const { values: a } = parseArgs({
     sites: { type: "string", default: resolve(here, "sites.json") },
     redis: { type: "boolean", default: false },
     plot: { type: "string" },
-    "media-ms": { type: "string", default: "6000" },
+    "media-ms": { type: "string", default: "8000" },
     verbose: { type: "boolean", default: false },
     "plan-only": { type: "boolean", default: false },
     transceivers: { type: "string", default: "2" },

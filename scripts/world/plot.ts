@@ -1,6 +1,5 @@
 // The run as a picture for a design review: per site, median RTT, jitter and loss through the
 // Global Relay and on the direct public path, as an SVG rendered to PNG by headless Chromium.
-import { writeFileSync } from "node:fs";
 import { chromium } from "playwright-core";
 import type { WorldReport } from "./core/report.ts";
 
@@ -18,7 +17,7 @@ export function plotSvg(r: WorldReport): string {
   ];
   const parts: string[] = [];
   panels.forEach((p, pi) => {
-    const y0 = 60 + pi * panelH;
+    const y0 = 85 + pi * panelH;
     const vals = r.sites.flatMap((s) => [
       s.relay[p.key],
       s.direct[p.key],
@@ -56,26 +55,26 @@ export function plotSvg(r: WorldReport): string {
       );
     });
   });
-  const H = 60 + panels.length * panelH + 40;
+  const H = 85 + panels.length * panelH + 60;
   const a = r.assumptions;
-  const note = `links: metro ${a.metroRttMs} ms RTT; public jitter ${a.public.jitterMs}+${a.public.jitterPerMs}/ms, loss ${a.public.lossPct}%+${a.public.lossPerMs}%/ms (bursts of ${a.public.burst}); backbone RTT x${a.backbone.rttFactor}, jitter ${a.backbone.jitterMs} ms, loss ${a.backbone.lossPct}%`;
+  const note = `links: last mile ${a.metroRttMs} ms RTT; public one-way jitter ${a.public.jitterMs} ms + ${a.public.jitterPerMs} x delay, loss ${a.public.lossPct}% + ${a.public.lossPerMs}%/ms (bursts of ${a.public.burst}); backbone RTT x${a.backbone.rttFactor}, jitter ${a.backbone.jitterMs} ms, loss ${a.backbone.lossPct}%`;
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}">
 <style>.t{font:600 15px sans-serif}.s{font:600 13px sans-serif;text-anchor:middle}.p{font:11px sans-serif;fill:#555;text-anchor:middle}
 .v{font:11px sans-serif;text-anchor:middle}.r{fill:#2b6cb0}.d{fill:#c05621}.ax{stroke:#999}.e{stroke:#000;stroke-width:2;stroke-dasharray:4 2}
 .l{font:12px sans-serif}</style>
 <rect width="100%" height="100%" fill="#fff"/>
 <text x="20" y="26" style="font:700 18px sans-serif">Global Relay on an emulated planet: relay vs direct public path, per client site</text>
-<rect x="620" y="36" width="12" height="12" class="r"/><text x="638" y="47" class="l">through the Global Relay</text>
-<rect x="800" y="36" width="12" height="12" class="d"/><text x="818" y="47" class="l">direct to the cluster</text>
+<rect x="620" y="40" width="12" height="12" class="r"/><text x="638" y="51" class="l">through the Global Relay</text>
+<rect x="800" y="40" width="12" height="12" class="d"/><text x="818" y="51" class="l">direct to the cluster</text>
 ${parts.join("\n")}
-<text x="20" y="${H - 30}" class="l">dashed line: RTT the emulated links add up to. ${esc(note)}</text>
+<text x="20" y="${H - 48}" class="l">dashed line: RTT the emulated links add up to.</text>
+<text x="20" y="${H - 30}" class="l">${esc(note)}</text>
 <text x="20" y="${H - 12}" class="l">popRttMatch ${r.popRttMatch}; ${esc(r.failover.map((f) => `failover ${f.redis ? "with" : "without"} Redis: gap ${Math.round(f.gapMs)} ms, ${f.survived ? "survived" : "lost"}`).join("; "))}</text>
 </svg>`;
 }
 
 export async function renderPlot(r: WorldReport, pngFile: string): Promise<void> {
   const svg = plotSvg(r);
-  writeFileSync(pngFile.replace(/\.png$/, ".svg"), svg);
   const browser = await chromium.launch({
     executablePath: "/usr/bin/chromium",
     args: [
@@ -88,7 +87,7 @@ export async function renderPlot(r: WorldReport, pngFile: string): Promise<void>
     ],
   });
   try {
-    const page = await browser.newPage({ viewport: { width: 1000, height: 1020 } });
+    const page = await browser.newPage({ viewport: { width: 1000, height: 1100 } });
     await page.setContent(`<html><body style="margin:0">${svg}</body></html>`);
     await page.locator("svg").screenshot({ path: pngFile });
   } finally {
