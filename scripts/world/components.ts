@@ -8,7 +8,7 @@ import { formatKeyring } from "../../shared/keys.ts";
 import { type ProcessSpec, type Running, Supervisor } from "../lib/supervisor.ts";
 import { which } from "../lib/system-deps.ts";
 import { clusterLinkem, popLinkem } from "./core/linkem-configs.ts";
-import { ADMIN_PORT, EDGE, REDIS, type WorldPlan } from "./core/plan.ts";
+import { ADMIN_PORT, DASHBOARD, EDGE, REDIS, type WorldPlan } from "./core/plan.ts";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
 const NODE = process.execPath;
@@ -116,7 +116,7 @@ export class World {
           CLUSTER_ID: id,
           TRANSCEIVER_ID: String(t.id),
           TRANSCEIVER_UDP: `127.0.0.1:${t.udpPort}`,
-          TRANSCEIVER_HTTP: `127.0.0.1:${t.httpPort}`,
+          TRANSCEIVER_HTTP: `${c.ip}:${t.httpPort}`,
           BACKEND_URL: "ws://127.0.0.1:8090",
           TRANSCEIVER_CAPACITY: "150",
         }),
@@ -124,14 +124,14 @@ export class World {
       this.spec(`${n}-gateway`, c.ns, "regional/transceiver/gateway.ts", {
         CLUSTER_ID: id,
         GATEWAY_HTTP: `${c.ip}:7100`,
-        GATEWAY_TRANSCEIVERS: c.transceivers.map((t) => `${t.id}=http://127.0.0.1:${t.httpPort}`).join(","),
+        GATEWAY_TRANSCEIVERS: c.transceivers.map((t) => `${t.id}=http://${c.ip}:${t.httpPort}`).join(","),
       }),
       this.spec(`${n}-relay`, c.ns, "regional/relay/main.ts", {
         RELAY_ROLE: "cluster",
         CLUSTER_ID: id,
         RELAY_WORKERS: "1",
         RELAY_BIND_HOST: "127.0.0.1",
-        ADMIN_HOST: "127.0.0.1",
+        ADMIN_HOST: c.ip,
         ADMIN_PORT: String(ADMIN_PORT + 11),
         RELAY_TRANSCEIVERS: registry,
       }),
@@ -139,7 +139,7 @@ export class World {
         RELAY_ROLE: "pop",
         POP_ID: String(c.directPop.id),
         RELAY_WORKERS: "1",
-        ADMIN_HOST: "127.0.0.1",
+        ADMIN_HOST: c.ip,
         ADMIN_PORT: String(ADMIN_PORT + 1),
         RELAY_TRANSCEIVERS: registry,
       }),
@@ -151,7 +151,7 @@ export class World {
       RELAY_ROLE: "pop",
       POP_ID: String(p.spec.id),
       RELAY_WORKERS: "1",
-      ADMIN_HOST: "127.0.0.1",
+      ADMIN_HOST: p.ip,
       ADMIN_PORT: String(ADMIN_PORT),
       ...(redis ? { REDIS_URL: `redis://${REDIS.host}:${REDIS.port}` } : {}),
     });
@@ -180,6 +180,28 @@ export class World {
       WORLD_EDGE_API_KEY: this.secrets.apiKey,
     });
     return { ...s, readyTimeoutMs: 60_000 };
+  }
+
+  /** The dashboard in the fabric namespace, scraping every admin endpoint with region/POP labels. */
+  dashboardSpec(): ProcessSpec {
+    const w = this.plan;
+    const targets = [
+      `edge=http://${EDGE.host}:${EDGE.port}/internal/metrics`,
+      ...w.pops.map((p) => `relay-${p.spec.name}{pop=${p.spec.id}}=http://${p.ip}:${ADMIN_PORT}/metrics`),
+      ...w.clusters.flatMap((c) => [
+        `relay-${c.spec.name}{cluster=${c.spec.id}}=http://${c.ip}:${ADMIN_PORT + 11}/metrics`,
+        `relay-${c.directPop.name}{pop=${c.directPop.id}}=http://${c.ip}:${ADMIN_PORT + 1}/metrics`,
+        `gateway-${c.spec.name}{cluster=${c.spec.id}}=http://${c.ip}:7100/metrics`,
+        ...c.transceivers.map(
+          (t) =>
+            `transceiver-${c.spec.name}-${t.id}{cluster=${c.spec.id}}=http://${c.ip}:${t.httpPort}/metrics`,
+        ),
+      ]),
+    ];
+    return this.spec("dashboard", w.netNs, "regional/dashboard/main.ts", {
+      DASHBOARD_HTTP: `${DASHBOARD.host}:${DASHBOARD.port}`,
+      DASHBOARD_TARGETS: targets.join(","),
+    });
   }
 
   async kill(name: string): Promise<void> {

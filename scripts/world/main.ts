@@ -1,5 +1,5 @@
 // `npm run world -- [--report FILE] [--topology FILE] [--sites FILE] [--redis] [--plot FILE]
-// [--media-ms N]`: builds the emulated planet, measures every site's call through the Global Relay
+// [--dashboard-shot FILE] [--media-ms N] [--transceivers N] [--plan-only] [--verbose]`: builds the emulated planet, measures every site's call through the Global Relay
 // and straight to its cluster, checks each POP's first-hop RTT, withdraws a POP mid-call (without
 // and with Redis), takes a cluster down, prints a summary table and writes the report. Removes
 // everything it made on every exit path (a watchdog covers SIGKILL).
@@ -22,7 +22,8 @@ const { values: a } = parseArgs({
     sites: { type: "string", default: resolve(here, "sites.json") },
     redis: { type: "boolean", default: false },
     plot: { type: "string" },
-    "media-ms": { type: "string", default: "8000" },
+    "dashboard-shot": { type: "string" },
+    "media-ms": { type: "string", default: "14000" },
     verbose: { type: "boolean", default: false },
     "plan-only": { type: "boolean", default: false },
     transceivers: { type: "string", default: "2" },
@@ -66,6 +67,7 @@ try {
     sites: sitesParsed.file,
     redis: a.redis!,
     transceivers,
+    dashboard: a["dashboard-shot"] !== undefined,
     log,
     ...(a.verbose ? { onChildLine: (n: string, l: string) => console.log(`[${n}] ${l}`) } : {}),
   });
@@ -82,10 +84,10 @@ try {
   const movable = w.plan.sites.findIndex((s) => s.popOrder.length > 1);
   if (movable >= 0) {
     log("anycast route change mid-call:");
-    fails.push(await failover(w, movable, a.redis!, mediaMs + 8_000));
+    fails.push(await failover(w, movable, a.redis!, 10_000));
     if (w.redisAvailable) {
       await w.restartPops(!a.redis);
-      fails.push(await failover(w, movable, !a.redis, mediaMs + 8_000));
+      fails.push(await failover(w, movable, !a.redis, 10_000));
     }
   }
   let down: WorldReport["clusterDown"] = null;
@@ -107,6 +109,7 @@ try {
   console.log(`\n${summaryTable(report)}\n`);
   if (a.report) writeFileSync(a.report, `${JSON.stringify(report, null, 2)}\n`);
   if (a.plot) await renderPlot(report, a.plot);
+  if (a["dashboard-shot"]) await w.dashboardShot(a["dashboard-shot"]);
   log(`done in ${report.durationS} s${a.report ? `; report: ${a.report}` : ""}`);
   await finish(0);
 } catch (e) {

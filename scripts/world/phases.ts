@@ -28,60 +28,73 @@ export interface FirstHop {
   count: number;
 }
 
-const firstHopOf = (w: RunningWorld, ns: string): FirstHop => {
+const firstHopOf = (w: RunningWorld, pop: number): FirstHop => {
+  const p = w.plan.pops[pop]!;
   const h = histogramMeanMs(
-    w.scrape(ns, `http://127.0.0.1:${ADMIN_PORT}/metrics`),
+    w.scrape(p.ns, `http://${p.ip}:${ADMIN_PORT}/metrics`),
     "gr_relay_first_hop_rtt_seconds",
   );
   return { sumMs: (h.meanMs ?? 0) * h.count, count: h.count };
 };
 
+/** Sites start this far apart, so call setups (the CPU-heavy part) do not pile up. */
+const STAGGER_MS = 2_500;
+
 /**
- * Per site, a relay call and a direct call side by side. Each POP's first-hop samples are taken
- * from 1 s after ICE connected to the end of the call (steady consent checks, not the setup burst
- * with its retransmitted checks), as the difference of two scrapes of the POP's histogram.
+ * Per site, a relay call and a direct call side by side; sites start STAGGER_MS apart and their
+ * media overlaps. Each POP's first-hop samples are the steady consent checks (every 4-6 s), not
+ * the setup burst with its retransmitted checks: the difference of two scrapes of the POP's
+ * histogram, from 1 s after the last of its sites connected to the end of all calls.
  */
 export async function measureSites(
   w: RunningWorld,
   mediaMs: number,
   log: (l: string) => void,
 ): Promise<{ sites: SiteReport[]; firstHop: FirstHop[] }> {
-  const out: SiteReport[] = [];
   const { plan } = w;
-  const firstHop: FirstHop[] = plan.pops.map(() => ({ sumMs: 0, count: 0 }));
-  for (const s of plan.sites) {
-    const pop = w.route[s.index]!;
-    const ns = plan.pops[pop]!.ns;
-    let before: Promise<FirstHop> | null = null;
+  const popOf = plan.sites.map((s) => w.route[s.index]!);
+  const steady = plan.pops.map((p) => {
+    const mine = plan.sites.filter((s) => popOf[s.index] === p.index);
+    const waits = mine.map(() => Promise.withResolvers<void>());
+    return { waits, before: Promise.all(waits.map((x) => x.promise)).then(() => firstHopOf(w, p.index)) };
+  });
+  const slot = (site: number): { resolve: () => void } => {
+    const pop = popOf[site]!;
+    const k = plan.sites.filter((s) => popOf[s.index] === pop).findIndex((s) => s.index === site);
+    return steady[pop]!.waits[k]!;
+  };
+  const pairs = plan.sites.map(async (s) => {
+    await new Promise((r) => setTimeout(r, s.index * STAGGER_MS));
+    const pop = popOf[s.index]!;
     const [relay, direct] = await Promise.all([
       w.call(s.index, "relay", mediaMs, (e) => {
-        if (e.event === "connected")
-          before = new Promise((r) => setTimeout(() => r(firstHopOf(w, ns)), 1_000));
+        if (e.event === "connected") setTimeout(() => slot(s.index).resolve(), 1_000);
       }),
       w.call(s.index, "direct", mediaMs),
     ]);
-    if (before) {
-      const b = await (before as Promise<FirstHop>);
-      const a = firstHopOf(w, ns);
-      firstHop[pop]!.sumMs += a.sumMs - b.sumMs;
-      firstHop[pop]!.count += a.count - b.count;
-    }
+    slot(s.index).resolve(); // already resolved unless the call never connected
     const clusterName = String(relay.cluster);
     const c = plan.clusters.find((x) => x.spec.name === clusterName);
-    const expectedRelay = c ? s.popRttMs[pop]! + c.backboneRttMs[pop]! : Number.NaN;
-    const expectedDirect = c ? s.clusterRttMs[c.index]! : Number.NaN;
-    out.push({
-      name: s.site.name,
-      pop: plan.pops[pop]!.spec.name,
-      cluster: clusterName,
-      relay: path(relay, expectedRelay),
-      direct: path(direct, expectedDirect),
-    });
     log(
       `  ${s.site.name}: relay rtt ${num(relay, "rttMs")} ms via ${plan.pops[pop]!.spec.name}, direct ${num(direct, "rttMs")} ms, cluster ${clusterName}`,
     );
-  }
-  return { sites: out, firstHop };
+    return {
+      name: s.site.name,
+      pop: plan.pops[pop]!.spec.name,
+      cluster: clusterName,
+      relay: path(relay, c ? s.popRttMs[pop]! + c.backboneRttMs[pop]! : Number.NaN),
+      direct: path(direct, c ? s.clusterRttMs[c.index]! : Number.NaN),
+    } satisfies SiteReport;
+  });
+  const sites = await Promise.all(pairs);
+  const firstHop = await Promise.all(
+    steady.map(async (x, pop) => {
+      const b = await x.before;
+      const a = firstHopOf(w, pop);
+      return { sumMs: a.sumMs - b.sumMs, count: a.count - b.count };
+    }),
+  );
+  return { sites, firstHop };
 }
 
 /** Each POP's steady first-hop RTT against the access links of the sites it served. */

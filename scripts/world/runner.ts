@@ -3,14 +3,15 @@
 // needs (a call from a site, an anycast route change, scraping an admin endpoint). stop() is
 // idempotent and leaves no namespace, process or temporary file behind.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Topology } from "../../shared/topology/schema.ts";
+import { launchChromium } from "../../test/support/chromium.ts";
 import { newSecrets, ROOT, World } from "./components.ts";
 import { netBatches } from "./core/net.ts";
-import { EDGE, planWorld, VIP, VIP_PORT, type WorldPlan } from "./core/plan.ts";
+import { DASHBOARD, EDGE, planWorld, VIP, VIP_PORT, type WorldPlan } from "./core/plan.ts";
 import type { LinkCounters } from "./core/report.ts";
 import type { SitesFile } from "./core/sites.ts";
 import { buildNetwork, nsExec, removeRun, removeStale, routeVip } from "./netns.ts";
@@ -21,6 +22,8 @@ export interface WorldOptions {
   transceivers?: number;
   /** POP relays mirror flows to a shared Redis from the start. */
   redis: boolean;
+  /** Also run the dashboard (in the fabric namespace). */
+  dashboard?: boolean;
   log: (line: string) => void;
   onChildLine?: (name: string, line: string) => void;
 }
@@ -44,6 +47,8 @@ export interface RunningWorld {
   restore(pop: number): void;
   scrape(ns: string, url: string): string;
   restartPops(redis: boolean): Promise<void>;
+  /** Screenshot of the dashboard (needs `dashboard`), taken by Chromium inside the fabric namespace. */
+  dashboardShot(file: string): Promise<void>;
   /** Every link emulator's counters (each prints them on SIGUSR2). */
   linkStats(): Promise<Record<string, { up: LinkCounters; down: LinkCounters }>>;
   stop(): Promise<void>;
@@ -99,6 +104,7 @@ export async function startWorld(o: WorldOptions): Promise<RunningWorld> {
     o.log(`starting ${plan.clusters.length} clusters and ${plan.pops.length} POPs`);
     await Promise.all(plan.clusters.flatMap((c) => world.clusterSpecs(c).map((s) => world.run(s))));
     await Promise.all(plan.pops.map((p) => world.run(world.popSpec(p, o.redis))));
+    if (o.dashboard) await world.run(world.dashboardSpec());
   } catch (e) {
     await stop();
     throw e;
@@ -196,6 +202,30 @@ export async function startWorld(o: WorldOptions): Promise<RunningWorld> {
     },
     scrape(ns, url) {
       return nsExec(ns, ["curl", "-sS", "--max-time", "3", url]);
+    },
+    async dashboardShot(file) {
+      const wrapper = join(dir, "chromium-in-fabric");
+      writeFileSync(wrapper, `#!/bin/sh\nexec ip netns exec ${plan.netNs} /usr/bin/chromium "$@"\n`, {
+        mode: 0o755,
+      });
+      const b = await launchChromium([], wrapper);
+      try {
+        const page = await b.browser.newPage({
+          viewport: { width: 1500, height: 1000 },
+          deviceScaleFactor: 1,
+        });
+        await page.goto(`http://${DASHBOARD.host}:${DASHBOARD.port}/?range=300`);
+        await page.waitForFunction(
+          () => Number(document.documentElement.dataset.renders ?? 0) >= 1,
+          undefined,
+          {
+            timeout: 15_000,
+          },
+        );
+        await page.screenshot({ path: file });
+      } finally {
+        await b.close();
+      }
     },
     async linkStats() {
       linkLines.clear();

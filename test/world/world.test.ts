@@ -66,7 +66,7 @@ const popsHolding = (client: string): string[] =>
   w.plan.pops
     .filter((p) => {
       // A hit spreads the flow's fields ({client, state, clusterId, ...}); a miss says flow: null.
-      const body = JSON.parse(w.scrape(p.ns, `http://127.0.0.1:${ADMIN_PORT}/flows?client=${client}`)) as {
+      const body = JSON.parse(w.scrape(p.ns, `http://${p.ip}:${ADMIN_PORT}/flows?client=${client}`)) as {
         state?: unknown;
       };
       return typeof body.state === "string";

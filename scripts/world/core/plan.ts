@@ -19,6 +19,7 @@ export const VIP_PORT = 3478;
 export const POP_INNER_VIP = "10.250.0.1";
 export const EDGE = { host: "10.0.0.1", port: 8787 };
 export const REDIS = { host: "10.0.0.2", port: 6379 };
+export const DASHBOARD = { host: "10.0.0.1", port: 9090 };
 export const ADMIN_PORT = 9300;
 
 export interface SitePlan {
