@@ -13,7 +13,12 @@ import type { CallEvent, RunningWorld } from "./runner.ts";
 
 const num = (e: CallEvent, k: string): number => (typeof e[k] === "number" ? (e[k] as number) : Number.NaN);
 
+/** A call that failed is reported as failed (its figures null), and the run goes on. */
+const settle = (p: Promise<CallEvent>): Promise<CallEvent> =>
+  p.catch((e: Error) => ({ event: "error", error: e.message.split("\n")[0] ?? "failed" }));
+
 const path = (e: CallEvent, expectedRttMs: number): PathResult => ({
+  ...(e.event === "error" ? { error: String(e.error) } : {}),
   connectMs: num(e, "connectMs"),
   firstAudioMs: num(e, "firstAudioMs"),
   rttMs: num(e, "rttMs"),
@@ -67,13 +72,15 @@ export async function measureSites(
     await new Promise((r) => setTimeout(r, s.index * STAGGER_MS));
     const pop = popOf[s.index]!;
     const [relay, direct] = await Promise.all([
-      w.call(s.index, "relay", mediaMs, (e) => {
-        if (e.event === "connected") setTimeout(() => slot(s.index).resolve(), 1_000);
-      }),
-      w.call(s.index, "direct", mediaMs),
+      settle(
+        w.call(s.index, "relay", mediaMs, (e) => {
+          if (e.event === "connected") setTimeout(() => slot(s.index).resolve(), 1_000);
+        }),
+      ),
+      settle(w.call(s.index, "direct", mediaMs)),
     ]);
     slot(s.index).resolve(); // already resolved unless the call never connected
-    const clusterName = String(relay.cluster);
+    const clusterName = String(relay.cluster ?? direct.cluster ?? "none");
     const c = plan.clusters.find((x) => x.spec.name === clusterName);
     log(
       `  ${s.site.name}: relay rtt ${num(relay, "rttMs")} ms via ${plan.pops[pop]!.spec.name}, direct ${num(direct, "rttMs")} ms, cluster ${clusterName}`,
@@ -128,12 +135,16 @@ export async function failover(
 ): Promise<FailoverReport> {
   const pop = w.route[site]!;
   let moved: { to: number }[] = [];
-  const result = await w.call(site, "relay", mediaMs, (e) => {
-    if (e.event === "connected")
-      setTimeout(() => {
-        moved = w.withdraw(pop);
-      }, 1_500);
-  });
+  let done = false;
+  const result = await settle(
+    w.call(site, "relay", mediaMs, (e) => {
+      if (e.event === "connected")
+        setTimeout(() => {
+          if (!done) moved = w.withdraw(pop);
+        }, 1_500);
+    }),
+  );
+  done = true;
   w.restore(pop);
   const to = moved.find(() => true)?.to ?? pop;
   return {
@@ -142,7 +153,7 @@ export async function failover(
     from: w.plan.pops[pop]!.spec.name,
     to: w.plan.pops[to]!.spec.name,
     gapMs: num(result, "gapMs"),
-    survived: num(result, "lastEchoAgoMs") < 500,
+    survived: result.event === "result" && num(result, "lastEchoAgoMs") < 500,
   };
 }
 

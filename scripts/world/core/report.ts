@@ -3,6 +3,8 @@
 import type { WorldPlan } from "./plan.ts";
 
 export interface PathResult {
+  /** Set when the call failed (then every figure is null in the JSON). */
+  error?: string;
   connectMs: number;
   firstAudioMs: number;
   rttMs: number;
@@ -93,6 +95,16 @@ export function summaryTable(r: WorldReport): string {
       ["relay", s.relay],
       ["direct", s.direct],
     ] as const) {
+      if (p.error) {
+        rows.push([
+          name === "relay" ? s.name : "",
+          name === "relay" ? s.pop : "",
+          "",
+          name,
+          `FAILED: ${p.error}`,
+        ]);
+        continue;
+      }
       rows.push([
         name === "relay" ? s.name : "",
         name === "relay" ? s.pop : "",
