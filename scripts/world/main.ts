@@ -4,6 +4,7 @@
 // and with Redis), takes a cluster down, prints a summary table and writes the report. Removes
 // everything it made on every exit path (a watchdog covers SIGKILL).
 import { readFileSync, writeFileSync } from "node:fs";
+import { availableParallelism, loadavg } from "node:os";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parseTopology } from "../../shared/topology/schema.ts";
@@ -31,6 +32,7 @@ const { values: a } = parseArgs({
 });
 const log = (l: string): void => console.log(l);
 const started = Date.now();
+const loadAtStart = loadavg()[0]!;
 const topology = parseTopology(readFileSync(a.topology!, "utf8"), a.topology!);
 const sitesParsed = parseSites(JSON.parse(readFileSync(a.sites!, "utf8")));
 if (!sitesParsed.ok) {
@@ -105,6 +107,7 @@ try {
     assumptions: w.plan.links,
     links,
     durationS: Math.round((Date.now() - started) / 1000),
+    host: { cpus: availableParallelism(), loadAtStart, loadAtEnd: loadavg()[0]! },
   };
   console.log(`\n${summaryTable(report)}\n`);
   if (a.report) writeFileSync(a.report, `${JSON.stringify(report, null, 2)}\n`);

@@ -33,6 +33,12 @@ export interface FirstHop {
   count: number;
 }
 
+/** Steady first-hop samples per POP, one value per poll interval that saw new ones. */
+export type FirstHopSamples = number[][];
+
+/** The histogram is polled this often, so each new consent check (every 4-6 s) is its own sample. */
+const POLL_MS = 500;
+
 const firstHopOf = (w: RunningWorld, pop: number): FirstHop => {
   const p = w.plan.pops[pop]!;
   const h = histogramMeanMs(
@@ -48,21 +54,35 @@ const STAGGER_MS = 2_500;
 /**
  * Per site, a relay call and a direct call side by side; sites start STAGGER_MS apart and their
  * media overlaps. Each POP's first-hop samples are the steady consent checks (every 4-6 s), not
- * the setup burst with its retransmitted checks: the difference of two scrapes of the POP's
- * histogram, from 1 s after the last of its sites connected to the end of all calls.
+ * the setup burst with its retransmitted checks: from 1 s after the last of its sites connected to
+ * the end of all calls, the POP's histogram is polled every POLL_MS, and each poll that saw new
+ * samples gives one value (their mean), so a POP's figure can be a median, robust to one sample
+ * the host's load delayed.
  */
 export async function measureSites(
   w: RunningWorld,
   mediaMs: number,
   log: (l: string) => void,
-): Promise<{ sites: SiteReport[]; firstHop: FirstHop[] }> {
+): Promise<{ sites: SiteReport[]; firstHop: FirstHopSamples }> {
   const { plan } = w;
   const popOf = plan.sites.map((s) => w.route[s.index]!);
+  const samples: FirstHopSamples = plan.pops.map(() => []);
+  const last: (FirstHop | null)[] = plan.pops.map(() => null);
   const steady = plan.pops.map((p) => {
     const mine = plan.sites.filter((s) => popOf[s.index] === p.index);
     const waits = mine.map(() => Promise.withResolvers<void>());
-    return { waits, before: Promise.all(waits.map((x) => x.promise)).then(() => firstHopOf(w, p.index)) };
+    if (mine.length)
+      void Promise.all(waits.map((x) => x.promise)).then(() => (last[p.index] = firstHopOf(w, p.index)));
+    return { waits };
   });
+  const poll = setInterval(() => {
+    last.forEach((prev, pop) => {
+      if (prev === null) return;
+      const now = firstHopOf(w, pop);
+      if (now.count > prev.count) samples[pop]!.push((now.sumMs - prev.sumMs) / (now.count - prev.count));
+      last[pop] = now;
+    });
+  }, POLL_MS);
   const slot = (site: number): { resolve: () => void } => {
     const pop = popOf[site]!;
     const k = plan.sites.filter((s) => popOf[s.index] === pop).findIndex((s) => s.index === site);
@@ -93,23 +113,23 @@ export async function measureSites(
       direct: path(direct, c ? s.clusterRttMs[c.index]! : Number.NaN),
     } satisfies SiteReport;
   });
-  const sites = await Promise.all(pairs);
-  const firstHop = await Promise.all(
-    steady.map(async (x, pop) => {
-      const b = await x.before;
-      const a = firstHopOf(w, pop);
-      return { sumMs: a.sumMs - b.sumMs, count: a.count - b.count };
-    }),
-  );
-  return { sites, firstHop };
+  const sites = await Promise.all(pairs).finally(() => clearInterval(poll));
+  return { sites, firstHop: samples };
 }
 
-/** Each POP's steady first-hop RTT against the access links of the sites it served. */
-export function popFirstHop(w: RunningWorld, sites: SiteReport[], firstHop: FirstHop[]): PopReport[] {
+const median = (xs: number[]): number | null => {
+  if (xs.length === 0) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+/** Each POP's steady first-hop RTT (median) against the access links of the sites it served. */
+export function popFirstHop(w: RunningWorld, sites: SiteReport[], firstHop: FirstHopSamples): PopReport[] {
   return w.plan.pops.map((p) => {
     const served = sites.filter((s) => s.pop === p.spec.name);
     const h = firstHop[p.index]!;
-    const measured = h.count > 0 ? h.sumMs / h.count : null;
+    const measured = median(h);
     const idx = served.map((s) => w.plan.sites.find((x) => x.site.name === s.name)!.index);
     const expected = idx.length
       ? idx.reduce((a, i) => a + w.plan.sites[i]!.popRttMs[p.index]!, 0) / idx.length
@@ -120,7 +140,8 @@ export function popFirstHop(w: RunningWorld, sites: SiteReport[], firstHop: Firs
       sites: served.map((s) => s.name),
       expectedFirstHopMs: r(expected),
       measuredFirstHopMs: r(measured),
-      samples: h.count,
+      samples: h.length,
+      samplesMs: h.map((x) => Math.round(x * 10) / 10),
       match: expected === null || measured === null ? null : rttMatches(expected, measured),
     };
   });

@@ -27,8 +27,10 @@ export interface PopReport {
   name: string;
   sites: string[];
   expectedFirstHopMs: number | null;
+  /** Median of the steady samples. */
   measuredFirstHopMs: number | null;
   samples: number;
+  samplesMs: number[];
   match: boolean | null;
 }
 
@@ -64,6 +66,8 @@ export interface WorldReport {
   /** What each emulated link did during the site calls: route name -> up/down counters. */
   links: Record<string, { up: LinkCounters; down: LinkCounters }>;
   durationS: number;
+  /** The host's load while the run went: with load above the core count, delays stretch. */
+  host: { cpus: number; loadAtStart: number; loadAtEnd: number };
 }
 
 /** Mean of a Prometheus histogram (seconds) over all its label sets, in ms; null without samples. */
@@ -131,10 +135,16 @@ export function summaryTable(r: WorldReport): string {
     "",
     "times in ms; rtt exp = what the emulated links add up to; rtt = median echo RTT at the client",
   );
-  lines.push("", "POP first hop (transceiver Binding request -> client response, at the POP):");
+  lines.push(
+    `host: ${r.host.cpus} cores, load average ${r.host.loadAtStart.toFixed(1)} at start, ${r.host.loadAtEnd.toFixed(1)} at end${r.host.loadAtEnd > r.host.cpus ? " (above the core count: measured delays include the host's scheduling)" : ""}`,
+  );
+  lines.push(
+    "",
+    "POP first hop (transceiver Binding request -> client response, at the POP; median of steady samples):",
+  );
   for (const p of r.pops)
     lines.push(
-      `  ${pad(p.name, 12)} sites ${pad(p.sites.join(",") || "-", 24)} expected ${f(p.expectedFirstHopMs ?? Number.NaN)}  measured ${f(p.measuredFirstHopMs ?? Number.NaN)}  (${p.samples} samples) ${p.match === null ? "no traffic" : p.match ? "match" : "MISMATCH"}`,
+      `  ${pad(p.name, 12)} sites ${pad(p.sites.join(",") || "-", 24)} expected ${f(p.expectedFirstHopMs ?? Number.NaN)}  measured ${f(p.measuredFirstHopMs ?? Number.NaN)}  (samples ${p.samplesMs.join(", ") || "none"}) ${p.match === null ? "no traffic" : p.match ? "match" : "MISMATCH"}`,
     );
   lines.push(`  popRttMatch: ${r.popRttMatch}`);
   lines.push("", "emulated links during the site calls (realized loss, up / down):");
