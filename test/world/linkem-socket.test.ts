@@ -1,7 +1,9 @@
 // The link emulator process on real sockets (loopback): at 1,000 packets/s the delay it adds is
 // within ±1 ms of its target and its loss rate within ±10 % of its target. The added delay is the
-// round trip through the emulator minus the round trip straight to the same echo socket, both
-// measured in this run; loss is counted at the client.
+// median round trip through the emulator minus the median round trip straight to the same echo
+// socket, both measured in this run (medians: a host busy with other work delays a few packets by
+// milliseconds, and that is the host, not the link); loss is counted at the client. The emulator
+// runs at nice -10 when root, as the world runs it.
 import { type ChildProcess, spawn } from "node:child_process";
 import { createSocket, type Socket } from "node:dgram";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -59,9 +61,9 @@ beforeAll(async () => {
       ],
     }),
   );
-  child = spawn(process.execPath, [join(ROOT, "scripts/world/linkem/main.ts"), cfg], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const cmd = [process.execPath, join(ROOT, "scripts/world/linkem/main.ts"), cfg];
+  const [bin, ...args] = process.getuid?.() === 0 ? ["nice", "-n", "-10", ...cmd] : cmd;
+  child = spawn(bin!, args, { stdio: ["ignore", "pipe", "pipe"] });
   const lines = createInterface({ input: child.stdout! });
   await new Promise<void>((res, rej) => {
     const t = setTimeout(() => rej(new Error("linkem did not print ready in 10 s")), 10_000);
@@ -130,11 +132,18 @@ describe("link emulator on real sockets", () => {
     });
     client.close();
     const elapsed = (performance.now() - start) / 1000;
+    const median = (a: number[]): number => [...a].sort((x, y) => x - y)[a.length >> 1]!;
     const mean = (a: number[]): number => a.reduce((s, x) => s + x, 0) / a.length;
-    const added = mean(viaRtt) - mean(directRtt);
+    const added = median(viaRtt) - median(directRtt);
     const lossPct = (100 * (PACKETS - viaRtt.length)) / PACKETS;
     console.log(
-      JSON.stringify({ rate: PACKETS / elapsed, addedMs: added, targetMs: UP_MS + DOWN_MS, lossPct }),
+      JSON.stringify({
+        rate: PACKETS / elapsed,
+        addedMs: added,
+        addedMeanMs: mean(viaRtt) - mean(directRtt),
+        targetMs: UP_MS + DOWN_MS,
+        lossPct,
+      }),
     );
     expect(PACKETS / elapsed).toBeGreaterThan(900);
     expect(directRtt.length).toBeGreaterThan(PACKETS / 10 - 10);
