@@ -212,6 +212,6 @@ export class World {
   }
 
   async stop(): Promise<void> {
-    await this.sup.stopAll("SIGTERM");
+    await this.sup.stopAll("SIGINT");
   }
 }

@@ -6,7 +6,12 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { netBatches } from "../../scripts/world/core/net.ts";
 import { backboneLink, planWorld, publicLink } from "../../scripts/world/core/plan.ts";
-import { histogramMeanMs, rttMatches } from "../../scripts/world/core/report.ts";
+import {
+  histogramMeanMs,
+  rttMatches,
+  summaryTable,
+  type WorldReport,
+} from "../../scripts/world/core/report.ts";
 import { publicRttMs } from "../../scripts/world/core/rtt.ts";
 import { DEFAULT_LINKS, parseSites } from "../../scripts/world/core/sites.ts";
 import { parseTopology } from "../../shared/topology/schema.ts";
@@ -146,5 +151,34 @@ describe("report", () => {
     expect(rttMatches(100, 80.1)).toBe(true);
     expect(rttMatches(100, 121)).toBe(false);
     expect(rttMatches(100, 79)).toBe(false);
+  });
+
+  it("prints a failed call as failed, and the rest of the table as usual", () => {
+    const p = {
+      connectMs: 400,
+      firstAudioMs: 600,
+      rttMs: 25,
+      jitterMs: 2,
+      lossPct: 0,
+      expectedRttMs: 21,
+      transceiver: null,
+    };
+    const r: WorldReport = {
+      sites: [
+        { name: "sao-paulo", pop: "pop-gru", cluster: "iad", relay: p, direct: { ...p, error: "connect" } },
+      ],
+      pops: [],
+      popRttMatch: false,
+      failover: [],
+      clusterDown: null,
+      assumptions: DEFAULT_LINKS,
+      links: {},
+      durationS: 1,
+      host: { cpus: 2, loadAtStart: 1, loadAtEnd: 3 },
+    };
+    const t = summaryTable(r);
+    expect(t).toMatch(/sao-paulo +pop-gru +iad +relay +21\.0 +25\.0/);
+    expect(t).toMatch(/direct FAILED: connect/);
+    expect(t).toContain("load average 1.0 at start, 3.0 at end (above the core count");
   });
 });

@@ -123,10 +123,12 @@ export function summaryTable(r: WorldReport): string {
       ]);
     }
   }
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)) + 2);
+  // A failed path's row ends in one long cell that spans the figures' columns.
+  const full = rows.filter((row) => row.length === rows[0]!.length);
+  const widths = rows[0]!.map((_, i) => Math.max(...full.map((row) => row[i]!.length)) + 2);
   const lines = rows.map((row) =>
     row
-      .map((c, i) => pad(c, widths[i]!))
+      .map((c, i) => (i < row.length - 1 ? pad(c, widths[i]!) : c))
       .join("")
       .trimEnd(),
   );
