@@ -81,7 +81,9 @@ const tAnswer = performance.now();
 await pc.setRemoteDescription({ type: "answer", sdp }).catch((e) => fail("answer", e));
 await pc.connectionStateChange
   .watch((s) => s === "connected", 20_000)
-  .catch(() => fail("connect", `ICE/DTLS did not connect (state ${pc.connectionState})`));
+  .catch(() =>
+    fail("connect", `ICE/DTLS did not connect (state ${pc.connectionState}, ICE ${pc.iceConnectionState})`),
+  );
 const connectMs = performance.now() - tAnswer;
 emit({ event: "connected", connectMs });
 
