@@ -21,7 +21,6 @@ const EARLY_GAIN = 0.2;
 const SWEEP_MS = 1_000;
 
 interface Peer {
-  key: string;
   address: string;
   port: number;
   front: Front;
@@ -51,7 +50,9 @@ export interface LinkemStats {
 export class Linkem {
   readonly #cfg: LinkemConfig;
   readonly #fronts: Front[] = [];
-  readonly #peers = new Map<string, Peer>();
+  /** Peers by address, then port: lookups on the datagram path build no key string. */
+  readonly #peers = new Map<string, Map<number, Peer>>();
+  #peerCount = 0;
   readonly #links: Link<Buffer, Peer>[] = [];
   readonly #directions: ("up" | "down")[] = [];
   readonly drops: Record<string, number> = { no_route: 0, peer_table_full: 0, send_error: 0 };
@@ -96,10 +97,9 @@ export class Linkem {
   }
 
   #fromPeer(front: Front, msg: Buffer, from: RemoteInfo): void {
-    const key = `${from.address}:${from.port}`;
-    let peer = this.#peers.get(key);
+    let peer = this.#get(from.address, from.port);
     if (peer === undefined || peer.front !== front) {
-      const made = this.#newPeer(front, key, from);
+      const made = this.#newPeer(front, from);
       if (made === null) return;
       peer = made;
     }
@@ -108,24 +108,28 @@ export class Linkem {
     if (peer.route.up.offer(now, msg, peer) === "queued") this.#arm(peer.route.up.nextAt());
   }
 
-  #newPeer(front: Front, key: string, from: RemoteInfo): Peer | null {
+  #get(address: string, port: number): Peer | undefined {
+    return this.#peers.get(address)?.get(port);
+  }
+
+  #newPeer(front: Front, from: RemoteInfo): Peer | null {
     const ip = ipv4ToInt(from.address);
     const route = ip === null ? undefined : front.routes.find((r) => inCidr(ip, r.cfg.from));
     if (route === undefined) {
       this.drops.no_route!++;
       return null;
     }
-    const old = this.#peers.get(key);
+    const old = this.#get(from.address, from.port);
     if (old) this.#forget(old);
-    if (this.#peers.size >= this.#cfg.maxPeers) {
+    if (this.#peerCount >= this.#cfg.maxPeers) {
       this.drops.peer_table_full!++;
       return null;
     }
     const up = createSocket({ type: "udp4", recvBufferSize: 1 << 20 });
-    const peer: Peer = { key, address: from.address, port: from.port, front, route, up, lastSeen: 0 };
+    const peer: Peer = { address: from.address, port: from.port, front, route, up, lastSeen: 0 };
     // The peer's own port keeps its address stable across fronts; if taken, any port will do.
     up.once("error", () => {
-      if (this.#peers.get(key) !== peer) return;
+      if (this.#get(peer.address, peer.port) !== peer) return;
       up.close();
       peer.up = createSocket({ type: "udp4", recvBufferSize: 1 << 20 });
       this.#wire(peer);
@@ -133,7 +137,13 @@ export class Linkem {
     });
     this.#wire(peer);
     up.bind(from.port, route.cfg.bindIp);
-    this.#peers.set(key, peer);
+    let byPort = this.#peers.get(from.address);
+    if (byPort === undefined) {
+      byPort = new Map();
+      this.#peers.set(from.address, byPort);
+    }
+    byPort.set(from.port, peer);
+    this.#peerCount++;
     return peer;
   }
 
@@ -173,7 +183,7 @@ export class Linkem {
         if (msg === undefined || peer === undefined) break;
         err += t - due;
         sent++;
-        if (this.#peers.get(peer.key) !== peer) continue;
+        if (this.#get(peer.address, peer.port) !== peer) continue;
         if (up) peer.up.send(msg, peer.front.cfg.target.port, peer.front.cfg.target.host);
         else peer.front.socket.send(msg, peer.port, peer.address);
       }
@@ -186,11 +196,16 @@ export class Linkem {
 
   #expire(): void {
     const cutoff = performance.now() - this.#cfg.idleMs;
-    for (const p of this.#peers.values()) if (p.lastSeen < cutoff) this.#forget(p);
+    for (const byPort of [...this.#peers.values()])
+      for (const p of [...byPort.values()]) if (p.lastSeen < cutoff) this.#forget(p);
   }
 
   #forget(p: Peer): void {
-    this.#peers.delete(p.key);
+    const byPort = this.#peers.get(p.address);
+    if (byPort?.get(p.port) !== p) return;
+    byPort.delete(p.port);
+    if (byPort.size === 0) this.#peers.delete(p.address);
+    this.#peerCount--;
     try {
       p.up.close();
     } catch {}
@@ -200,7 +215,7 @@ export class Linkem {
     const routes: LinkemStats["routes"] = {};
     for (const f of this.#fronts)
       for (const r of f.routes) routes[r.cfg.name] = { up: { ...r.up.stats }, down: { ...r.down.stats } };
-    return { peers: this.#peers.size, drops: { ...this.drops }, routes };
+    return { peers: this.#peerCount, drops: { ...this.drops }, routes };
   }
 
   close(): void {
@@ -208,7 +223,7 @@ export class Linkem {
     this.#closed = true;
     if (this.#timer) clearTimeout(this.#timer);
     if (this.#sweep) clearInterval(this.#sweep);
-    for (const p of [...this.#peers.values()]) this.#forget(p);
+    for (const byPort of [...this.#peers.values()]) for (const p of [...byPort.values()]) this.#forget(p);
     for (const f of this.#fronts) f.socket.close();
   }
 }
