@@ -1,6 +1,6 @@
 // The run as a picture for a design review: per site, median RTT, jitter and loss through the
 // Global Relay and on the direct public path, as an SVG rendered to PNG by headless Chromium.
-import { chromium } from "playwright-core";
+import { launchChromium } from "../../test/support/chromium.ts";
 import type { WorldReport } from "./core/report.ts";
 
 const esc = (s: string): string => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -75,22 +75,12 @@ ${parts.join("\n")}
 
 export async function renderPlot(r: WorldReport, pngFile: string): Promise<void> {
   const svg = plotSvg(r);
-  const browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  const b = await launchChromium();
   try {
-    const page = await browser.newPage({ viewport: { width: 1000, height: 1100 } });
+    const page = await b.browser.newPage({ viewport: { width: 1000, height: 1100 } });
     await page.setContent(`<html><body style="margin:0">${svg}</body></html>`);
     await page.locator("svg").screenshot({ path: pngFile });
   } finally {
-    await browser.close();
+    await b.close();
   }
 }

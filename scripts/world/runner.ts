@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Topology } from "../../shared/topology/schema.ts";
 import { launchChromium } from "../../test/support/chromium.ts";
+import { which } from "../lib/system-deps.ts";
 import { newSecrets, ROOT, World } from "./components.ts";
 import { netBatches } from "./core/net.ts";
 import { DASHBOARD, EDGE, planWorld, VIP, VIP_PORT, type WorldPlan } from "./core/plan.ts";
@@ -205,7 +206,9 @@ export async function startWorld(o: WorldOptions): Promise<RunningWorld> {
     },
     async dashboardShot(file) {
       const wrapper = join(dir, "chromium-in-fabric");
-      writeFileSync(wrapper, `#!/bin/sh\nexec ip netns exec ${plan.netNs} /usr/bin/chromium "$@"\n`, {
+      const bin = which("chromium");
+      if (!bin) throw new Error("--dashboard-shot needs chromium (apt-get install chromium)");
+      writeFileSync(wrapper, `#!/bin/sh\nexec ip netns exec ${plan.netNs} ${bin} "$@"\n`, {
         mode: 0o755,
       });
       const b = await launchChromium([], wrapper);
