@@ -1,0 +1,640 @@
+// Batched UDP for the relay's data path: one socket per handle, readiness from a uv_poll on the
+// libuv loop of the calling thread (main or worker thread), recvmmsg into preallocated slots and
+// sendmmsg from slots + headers described by the JS side. It decides nothing: the JS engine sees
+// each batch, then fills the outgoing batches in place. Errors on the data path are counted in
+// the handle's stats array, never thrown; only setup errors (socket, bind, connect) throw.
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <node_api.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <uv.h>
+
+#define MAX_BATCH 1024
+#define RX_META 8 /* len, flags, family, port, addr[4] */
+#define TX_META 10 /* slot, offset, len, header, family, port, addr[4] */
+#define RX_ROUNDS 8 /* batches per readiness callback before yielding to other handles */
+#define FLAG_TRUNCATED 1u
+#define NO_HEADER 0xffffffffu
+
+/* Indices of the stats Float64Array (mirrored in native/index.ts). */
+enum { S_RX, S_RX_BATCHES, S_RX_TRUNC, S_RX_ERR, S_TX, S_TX_BLOCKED, S_TX_ERR, S_TX_CALLS, S_ERRNO, S_COUNT };
+
+typedef struct sock_s {
+  uv_poll_t poll;
+  napi_env env;
+  int fd;
+  int family;
+  int closing;
+  int handle_closed;
+  int finalized;
+  int polling;
+  uint32_t batch;
+  uint32_t slot_bytes;
+  uint32_t hdr_bytes;
+  uint8_t **slots;
+  napi_ref *slot_refs;
+  uint32_t *rx_meta;
+  uint8_t *hdr;
+  uint32_t *tx_meta;
+  double *stats;
+  napi_ref refs[5]; /* rx arena, rx meta, tx headers, tx meta, stats: kept alive with the handle */
+  napi_ref self_ref;
+  napi_ref cb_ref;
+  napi_async_context actx;
+  struct mmsghdr *rmsg;
+  struct iovec *riov;
+  struct sockaddr_storage *raddr;
+  struct mmsghdr *tmsg;
+  struct iovec *tiov;
+  struct sockaddr_storage *taddr;
+} sock_t;
+
+static napi_value throw_errno(napi_env env, const char *what, int err) {
+  char msg[256];
+  snprintf(msg, sizeof msg, "%s: %s", what, strerror(err));
+  napi_value code, text, error;
+  const char *name = err == EADDRINUSE      ? "EADDRINUSE"
+                     : err == EADDRNOTAVAIL ? "EADDRNOTAVAIL"
+                     : err == EACCES        ? "EACCES"
+                     : err == EAFNOSUPPORT  ? "EAFNOSUPPORT"
+                     : err == EINVAL        ? "EINVAL"
+                                            : "ESOCKET";
+  napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &code);
+  napi_create_string_utf8(env, msg, NAPI_AUTO_LENGTH, &text);
+  napi_create_error(env, code, text, &error);
+  napi_throw(env, error);
+  return NULL;
+}
+
+static napi_value throw_type(napi_env env, const char *msg) {
+  napi_throw_type_error(env, NULL, msg);
+  return NULL;
+}
+
+static void free_sock(sock_t *s) {
+  free(s->slots);
+  free(s->slot_refs);
+  free(s->rmsg);
+  free(s->riov);
+  free(s->raddr);
+  free(s->tmsg);
+  free(s->tiov);
+  free(s->taddr);
+  free(s);
+}
+
+static void on_handle_closed(uv_handle_t *h) {
+  sock_t *s = h->data;
+  s->handle_closed = 1;
+  if (s->finalized) free_sock(s);
+}
+
+static void cleanup_hook(void *arg);
+
+/* Stops polling, closes the fd, drops every reference. Idempotent; memory goes in on_handle_closed. */
+static void close_sock(sock_t *s, int from_cleanup) {
+  if (s->closing) return;
+  s->closing = 1;
+  s->polling = 0;
+  uv_close((uv_handle_t *)&s->poll, on_handle_closed); /* stops the poll before the fd goes */
+  if (s->fd >= 0) close(s->fd);
+  s->fd = -1;
+  napi_env env = s->env;
+  if (!from_cleanup) {
+    napi_remove_env_cleanup_hook(env, cleanup_hook, s);
+    for (int i = 0; i < 5; i++)
+      if (s->refs[i]) napi_delete_reference(env, s->refs[i]);
+    for (uint32_t i = 0; i < s->batch; i++)
+      if (s->slot_refs[i]) napi_delete_reference(env, s->slot_refs[i]);
+    if (s->cb_ref) napi_delete_reference(env, s->cb_ref);
+    if (s->self_ref) napi_delete_reference(env, s->self_ref);
+    if (s->actx) napi_async_destroy(env, s->actx);
+  }
+  memset(s->refs, 0, sizeof s->refs);
+  s->cb_ref = NULL;
+  s->self_ref = NULL;
+  s->actx = NULL;
+}
+
+static void cleanup_hook(void *arg) { close_sock(arg, 1); }
+
+static void finalize(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  sock_t *s = data;
+  s->finalized = 1;
+  if (!s->closing) close_sock(s, 0);
+  else if (s->handle_closed) free_sock(s);
+}
+
+static sock_t *unwrap(napi_env env, napi_value v) {
+  sock_t *s = NULL;
+  if (napi_unwrap(env, v, (void **)&s) != napi_ok) return NULL;
+  return s;
+}
+
+static int get_u32(napi_env env, napi_value v, uint32_t *out) {
+  return napi_get_value_uint32(env, v, out) == napi_ok;
+}
+
+static int get_typed(napi_env env, napi_value v, napi_typedarray_type want, void **data, size_t *len) {
+  napi_typedarray_type t;
+  napi_value ab;
+  size_t off;
+  if (napi_get_typedarray_info(env, v, &t, len, data, &ab, &off) != napi_ok) return 0;
+  return t == want;
+}
+
+static int fill_addr(struct sockaddr_storage *ss, int sock_family, uint32_t fam, uint32_t port,
+                     const uint32_t *a) {
+  memset(ss, 0, sizeof *ss);
+  if (fam == 4 && sock_family == AF_INET) {
+    struct sockaddr_in *in = (struct sockaddr_in *)ss;
+    in->sin_family = AF_INET;
+    in->sin_port = htons((uint16_t)port);
+    in->sin_addr.s_addr = htonl(a[0]);
+    return sizeof *in;
+  }
+  struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+  in6->sin6_family = AF_INET6;
+  in6->sin6_port = htons((uint16_t)port);
+  if (fam == 4) { /* IPv4 client of a dual-stack socket: ::ffff:a.b.c.d */
+    in6->sin6_addr.s6_addr[10] = 0xff;
+    in6->sin6_addr.s6_addr[11] = 0xff;
+    uint32_t be = htonl(a[0]);
+    memcpy(&in6->sin6_addr.s6_addr[12], &be, 4);
+  } else {
+    memcpy(&in6->sin6_addr, a, 16);
+  }
+  return sizeof *in6;
+}
+
+static int parse_addr(const char *host, uint32_t port, int family, struct sockaddr_storage *ss) {
+  memset(ss, 0, sizeof *ss);
+  if (family == AF_INET) {
+    struct sockaddr_in *in = (struct sockaddr_in *)ss;
+    in->sin_family = AF_INET;
+    in->sin_port = htons((uint16_t)port);
+    if (inet_pton(AF_INET, host, &in->sin_addr) == 1) return sizeof *in;
+    return 0;
+  }
+  struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+  in6->sin6_family = AF_INET6;
+  in6->sin6_port = htons((uint16_t)port);
+  if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) return sizeof *in6;
+  struct in_addr v4; /* an IPv4 literal on an IPv6 socket: mapped */
+  if (inet_pton(AF_INET, host, &v4) == 1) {
+    in6->sin6_addr.s6_addr[10] = 0xff;
+    in6->sin6_addr.s6_addr[11] = 0xff;
+    memcpy(&in6->sin6_addr.s6_addr[12], &v4, 4);
+    return sizeof *in6;
+  }
+  return 0;
+}
+
+/* create(family 4|6, host, port, reusePort, bufferBytes, rxArena, rxMeta, txHeaders, txMeta, stats) */
+static napi_value js_create(napi_env env, napi_callback_info info) {
+  size_t argc = 10;
+  napi_value argv[10], self;
+  napi_get_cb_info(env, info, &argc, argv, &self, NULL);
+  if (argc < 10) return throw_type(env, "create: 10 arguments expected");
+  uint32_t fam, port, reuse, bufbytes;
+  char host[64];
+  size_t hl;
+  if (!get_u32(env, argv[0], &fam) || (fam != 4 && fam != 6)) return throw_type(env, "family must be 4 or 6");
+  if (napi_get_value_string_utf8(env, argv[1], host, sizeof host, &hl) != napi_ok)
+    return throw_type(env, "host must be a string");
+  if (!get_u32(env, argv[2], &port) || port > 65535) return throw_type(env, "port must be 0-65535");
+  bool rb;
+  if (napi_get_value_bool(env, argv[3], &rb) != napi_ok) return throw_type(env, "reusePort must be a boolean");
+  reuse = rb;
+  if (!get_u32(env, argv[4], &bufbytes)) return throw_type(env, "bufferBytes must be a number");
+  void *rx, *rxm, *hdr, *txm, *st;
+  size_t rxl, rxml, hdrl, txml, stl;
+  bool isbuf;
+  if (napi_is_buffer(env, argv[5], &isbuf) != napi_ok || !isbuf ||
+      napi_get_buffer_info(env, argv[5], &rx, &rxl) != napi_ok)
+    return throw_type(env, "rxArena must be a Buffer");
+  if (!get_typed(env, argv[6], napi_uint32_array, &rxm, &rxml)) return throw_type(env, "rxMeta must be a Uint32Array");
+  if (napi_is_buffer(env, argv[7], &isbuf) != napi_ok || !isbuf ||
+      napi_get_buffer_info(env, argv[7], &hdr, &hdrl) != napi_ok)
+    return throw_type(env, "txHeaders must be a Buffer");
+  if (!get_typed(env, argv[8], napi_uint32_array, &txm, &txml)) return throw_type(env, "txMeta must be a Uint32Array");
+  if (!get_typed(env, argv[9], napi_float64_array, &st, &stl) || stl < S_COUNT)
+    return throw_type(env, "stats must be a Float64Array of 9+");
+  uint32_t batch = (uint32_t)(rxml / RX_META);
+  if (batch == 0 || batch > MAX_BATCH || txml < (size_t)batch * TX_META || rxl % batch != 0 || hdrl % batch != 0)
+    return throw_type(env, "batch sizes disagree (rxMeta, txMeta, rxArena, txHeaders)");
+
+  int af = fam == 4 ? AF_INET : AF_INET6;
+  struct sockaddr_storage ss;
+  int sl = parse_addr(host, port, af, &ss);
+  if (sl == 0) return throw_type(env, "host is not an IP literal of the family");
+  int fd = socket(af, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return throw_errno(env, "socket", errno);
+  int one = 1, zero = 0, b = (int)bufbytes;
+  if (reuse && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) goto fail_errno;
+  if (af == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero); /* as dgram udp6 */
+  if (b > 0) {
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &b, sizeof b); /* capped by net.core.rmem_max, checked in JS */
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &b, sizeof b);
+  }
+  if (bind(fd, (struct sockaddr *)&ss, (socklen_t)sl) != 0) {
+    int e = errno;
+    close(fd);
+    char what[96];
+    snprintf(what, sizeof what, "bind %s port %u", host, port);
+    return throw_errno(env, what, e);
+  }
+
+  sock_t *s = calloc(1, sizeof *s);
+  if (!s) {
+    close(fd);
+    return throw_errno(env, "create", ENOMEM);
+  }
+  s->env = env;
+  s->fd = fd;
+  s->family = af;
+  s->batch = batch;
+  s->slot_bytes = (uint32_t)(rxl / batch);
+  s->hdr_bytes = (uint32_t)(hdrl / batch);
+  s->rx_meta = rxm;
+  s->hdr = hdr;
+  s->tx_meta = txm;
+  s->stats = st;
+  s->slots = calloc(batch, sizeof *s->slots);
+  s->slot_refs = calloc(batch, sizeof *s->slot_refs);
+  s->rmsg = calloc(batch, sizeof *s->rmsg);
+  s->riov = calloc(batch, sizeof *s->riov);
+  s->raddr = calloc(batch, sizeof *s->raddr);
+  s->tmsg = calloc(batch, sizeof *s->tmsg);
+  s->tiov = calloc(2 * (size_t)batch, sizeof *s->tiov);
+  s->taddr = calloc(batch, sizeof *s->taddr);
+  if (!s->slots || !s->slot_refs || !s->rmsg || !s->riov || !s->raddr || !s->tmsg || !s->tiov || !s->taddr) {
+    close(fd);
+    free_sock(s);
+    return throw_errno(env, "create", ENOMEM);
+  }
+  for (uint32_t i = 0; i < batch; i++) s->slots[i] = (uint8_t *)rx + (size_t)i * s->slot_bytes;
+  uv_loop_t *loop;
+  napi_get_uv_event_loop(env, &loop);
+  if (uv_poll_init(loop, &s->poll, fd) != 0) {
+    close(fd);
+    free_sock(s);
+    return throw_errno(env, "uv_poll_init", EINVAL);
+  }
+  s->poll.data = s;
+  for (int i = 0; i < 5; i++) napi_create_reference(env, argv[5 + i], 1, &s->refs[i]);
+  napi_value obj;
+  napi_create_object(env, &obj);
+  napi_wrap(env, obj, s, finalize, NULL, NULL);
+  napi_add_env_cleanup_hook(env, cleanup_hook, s);
+  return obj;
+
+fail_errno: {
+  int e = errno;
+  close(fd);
+  return throw_errno(env, "setsockopt", e);
+}
+}
+
+static uint32_t recv_batch(sock_t *s) {
+  uint32_t n = s->batch;
+  for (uint32_t i = 0; i < n; i++) {
+    s->riov[i].iov_base = s->slots[i];
+    s->riov[i].iov_len = s->slot_bytes;
+    struct msghdr *h = &s->rmsg[i].msg_hdr;
+    h->msg_name = &s->raddr[i];
+    h->msg_namelen = sizeof s->raddr[i];
+    h->msg_iov = &s->riov[i];
+    h->msg_iovlen = 1;
+    h->msg_control = NULL;
+    h->msg_controllen = 0;
+    h->msg_flags = 0;
+  }
+  int r;
+  do r = recvmmsg(s->fd, s->rmsg, n, MSG_DONTWAIT, NULL);
+  while (r < 0 && errno == EINTR);
+  if (r < 0) {
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      s->stats[S_RX_ERR]++; /* e.g. ECONNREFUSED on a connected socket (ICMP): consumed, not fatal */
+      s->stats[S_ERRNO] = errno;
+    }
+    return 0;
+  }
+  s->stats[S_RX] += r;
+  s->stats[S_RX_BATCHES]++;
+  for (int i = 0; i < r; i++) {
+    uint32_t *m = &s->rx_meta[(size_t)i * RX_META];
+    const struct msghdr *h = &s->rmsg[i].msg_hdr;
+    m[0] = s->rmsg[i].msg_len;
+    m[1] = 0;
+    if (h->msg_flags & MSG_TRUNC) {
+      m[1] = FLAG_TRUNCATED;
+      s->stats[S_RX_TRUNC]++;
+    }
+    const struct sockaddr_storage *ss = &s->raddr[i];
+    if (ss->ss_family == AF_INET) {
+      const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+      m[2] = 4;
+      m[3] = ntohs(in->sin_port);
+      m[4] = ntohl(in->sin_addr.s_addr);
+    } else {
+      const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+      m[3] = ntohs(in6->sin6_port);
+      if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+        uint32_t be;
+        memcpy(&be, &in6->sin6_addr.s6_addr[12], 4);
+        m[2] = 4;
+        m[4] = ntohl(be);
+      } else {
+        m[2] = 6;
+        memcpy(&m[4], &in6->sin6_addr, 16); /* network byte order, read as bytes */
+      }
+    }
+  }
+  return (uint32_t)r;
+}
+
+static void on_poll(uv_poll_t *h, int status, int events) {
+  (void)events;
+  sock_t *s = h->data;
+  if (s->closing || status < 0) return;
+  napi_env env = s->env;
+  napi_handle_scope scope;
+  if (napi_open_handle_scope(env, &scope) != napi_ok) return;
+  napi_value cb, recv, arg, res;
+  napi_get_reference_value(env, s->cb_ref, &cb);
+  napi_get_reference_value(env, s->self_ref, &recv);
+  for (int round = 0; round < RX_ROUNDS && !s->closing; round++) {
+    uint32_t n = recv_batch(s);
+    if (n == 0) break;
+    napi_create_uint32(env, n, &arg);
+    napi_status st = napi_make_callback(env, s->actx, recv, cb, 1, &arg, &res);
+    if (st == napi_pending_exception) {
+      napi_value exc;
+      napi_get_and_clear_last_exception(env, &exc);
+      napi_fatal_exception(env, exc);
+      break;
+    }
+    if (n < s->batch) break;
+  }
+  napi_close_handle_scope(env, scope);
+}
+
+/* start(handle, onBatch(count)) */
+static napi_value js_start(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  sock_t *s = argc == 2 ? unwrap(env, argv[0]) : NULL;
+  if (!s) return throw_type(env, "start(handle, callback)");
+  if (s->closing || s->polling) return NULL;
+  napi_valuetype t;
+  napi_typeof(env, argv[1], &t);
+  if (t != napi_function) return throw_type(env, "callback must be a function");
+  napi_create_reference(env, argv[1], 1, &s->cb_ref);
+  napi_create_reference(env, argv[0], 1, &s->self_ref); /* polling keeps the handle alive */
+  napi_value name;
+  napi_create_string_utf8(env, "GR_BATCH_UDP", NAPI_AUTO_LENGTH, &name);
+  napi_async_init(env, argv[0], name, &s->actx);
+  if (uv_poll_start(&s->poll, UV_READABLE, on_poll) != 0) return throw_errno(env, "uv_poll_start", EINVAL);
+  s->polling = 1;
+  return NULL;
+}
+
+/* connect(handle, host, port) */
+static napi_value js_connect(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  sock_t *s = argc == 3 ? unwrap(env, argv[0]) : NULL;
+  if (!s || s->closing) return throw_type(env, "connect(handle, host, port) on an open handle");
+  char host[64];
+  size_t hl;
+  uint32_t port;
+  if (napi_get_value_string_utf8(env, argv[1], host, sizeof host, &hl) != napi_ok || !get_u32(env, argv[2], &port))
+    return throw_type(env, "connect: host string and port number expected");
+  struct sockaddr_storage ss;
+  int sl = parse_addr(host, port, s->family, &ss);
+  if (sl == 0) return throw_type(env, "connect: host is not an IP literal of the socket's family");
+  if (connect(s->fd, (struct sockaddr *)&ss, (socklen_t)sl) != 0) return throw_errno(env, "connect", errno);
+  return NULL;
+}
+
+/* flush(tx, rx, count): sends tx's count messages described in its txMeta; returns how many went. */
+static napi_value js_flush(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3], out;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  sock_t *t = argc == 3 ? unwrap(env, argv[0]) : NULL;
+  sock_t *r = argc == 3 ? unwrap(env, argv[1]) : NULL;
+  uint32_t n;
+  if (!t || !r || !get_u32(env, argv[2], &n)) return throw_type(env, "flush(tx, rx, count)");
+  if (n > t->batch) n = t->batch;
+  uint32_t built = 0, bad = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const uint32_t *m = &t->tx_meta[(size_t)i * TX_META];
+    uint32_t slot = m[0], off = m[1], len = m[2], hdr = m[3];
+    if (slot >= r->batch || off > r->slot_bytes || len > r->slot_bytes - off ||
+        (hdr != NO_HEADER && hdr >= t->batch)) {
+      bad++;
+      continue;
+    }
+    struct iovec *iov = &t->tiov[2 * (size_t)built];
+    int k = 0;
+    if (hdr != NO_HEADER) {
+      iov[k].iov_base = t->hdr + (size_t)hdr * t->hdr_bytes;
+      iov[k++].iov_len = t->hdr_bytes;
+    }
+    iov[k].iov_base = r->slots[slot] + off;
+    iov[k++].iov_len = len;
+    struct msghdr *h = &t->tmsg[built].msg_hdr;
+    memset(h, 0, sizeof *h);
+    h->msg_iov = iov;
+    h->msg_iovlen = (size_t)k;
+    if (m[4] != 0) {
+      h->msg_name = &t->taddr[built];
+      h->msg_namelen = (socklen_t)fill_addr(&t->taddr[built], t->family, m[4], m[5], &m[6]);
+    }
+    built++;
+  }
+  t->stats[S_TX_ERR] += bad;
+  uint32_t sent = 0, at = 0;
+  while (at < built && !t->closing) {
+    int k = sendmmsg(t->fd, &t->tmsg[at], built - at, MSG_DONTWAIT);
+    t->stats[S_TX_CALLS]++;
+    if (k > 0) {
+      sent += (uint32_t)k;
+      at += (uint32_t)k;
+      continue;
+    }
+    int e = errno;
+    if (e == EINTR) continue;
+    t->stats[S_ERRNO] = e;
+    if (e == EAGAIN || e == EWOULDBLOCK || e == ENOBUFS) { /* kernel buffer full: the rest is lost */
+      t->stats[S_TX_BLOCKED] += built - at;
+      break;
+    }
+    t->stats[S_TX_ERR]++; /* this one message (e.g. a pending ECONNREFUSED); go on with the rest */
+    at++;
+  }
+  t->stats[S_TX] += sent;
+  napi_create_uint32(env, sent, &out);
+  return out;
+}
+
+/* sendOne(handle, buffer, offset, length, family 0|4|6, port, addr Uint32Array(4)): one datagram from
+ * JS memory (held datagrams of restored flows, outside the batch). Returns 1 sent, 0 not. */
+static napi_value js_send_one(napi_env env, napi_callback_info info) {
+  size_t argc = 7;
+  napi_value argv[7], out;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  sock_t *s = argc == 7 ? unwrap(env, argv[0]) : NULL;
+  void *data, *addr;
+  size_t dl, al;
+  uint32_t off, len, fam, port;
+  if (!s || napi_get_buffer_info(env, argv[1], &data, &dl) != napi_ok || !get_u32(env, argv[2], &off) ||
+      !get_u32(env, argv[3], &len) || !get_u32(env, argv[4], &fam) || !get_u32(env, argv[5], &port) ||
+      !get_typed(env, argv[6], napi_uint32_array, &addr, &al) || al < 4 || off > dl || len > dl - off)
+    return throw_type(env, "sendOne(handle, buffer, offset, length, family, port, addr)");
+  uint32_t ok = 0;
+  if (!s->closing) {
+    struct iovec iov = {(uint8_t *)data + off, len};
+    struct sockaddr_storage ss;
+    struct msghdr h;
+    memset(&h, 0, sizeof h);
+    h.msg_iov = &iov;
+    h.msg_iovlen = 1;
+    if (fam != 0) {
+      h.msg_name = &ss;
+      h.msg_namelen = (socklen_t)fill_addr(&ss, s->family, fam, port, addr);
+    }
+    ssize_t r;
+    do r = sendmsg(s->fd, &h, MSG_DONTWAIT);
+    while (r < 0 && errno == EINTR);
+    if (r >= 0) {
+      ok = 1;
+      s->stats[S_TX]++;
+    } else {
+      s->stats[S_ERRNO] = errno;
+      s->stats[errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS ? S_TX_BLOCKED : S_TX_ERR]++;
+    }
+  }
+  napi_create_uint32(env, ok, &out);
+  return out;
+}
+
+/* replaceSlot(handle, index, buffer): the engine kept the datagram in this slot (a held datagram of a
+ * flow being restored); later batches are received into `buffer` instead. */
+static napi_value js_replace_slot(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  sock_t *s = argc == 3 ? unwrap(env, argv[0]) : NULL;
+  uint32_t i;
+  void *data;
+  size_t dl;
+  if (!s || !get_u32(env, argv[1], &i) || i >= s->batch || napi_get_buffer_info(env, argv[2], &data, &dl) != napi_ok ||
+      dl < s->slot_bytes)
+    return throw_type(env, "replaceSlot(handle, index < batch, Buffer of slot size)");
+  if (s->closing) return NULL;
+  if (s->slot_refs[i]) napi_delete_reference(env, s->slot_refs[i]);
+  napi_create_reference(env, argv[2], 1, &s->slot_refs[i]);
+  s->slots[i] = data;
+  return NULL;
+}
+
+/* localAddress(handle) -> [family 4|6, address, port] */
+static napi_value js_local_address(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], arr, v;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  sock_t *s = argc == 1 ? unwrap(env, argv[0]) : NULL;
+  if (!s || s->closing) return throw_type(env, "localAddress(handle) on an open handle");
+  struct sockaddr_storage ss;
+  socklen_t sl = sizeof ss;
+  if (getsockname(s->fd, (struct sockaddr *)&ss, &sl) != 0) return throw_errno(env, "getsockname", errno);
+  char text[INET6_ADDRSTRLEN];
+  uint32_t port;
+  if (ss.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, text, sizeof text);
+    port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+  } else {
+    inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, text, sizeof text);
+    port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+  }
+  napi_create_array_with_length(env, 3, &arr);
+  napi_create_uint32(env, ss.ss_family == AF_INET ? 4 : 6, &v);
+  napi_set_element(env, arr, 0, v);
+  napi_create_string_utf8(env, text, NAPI_AUTO_LENGTH, &v);
+  napi_set_element(env, arr, 1, v);
+  napi_create_uint32(env, port, &v);
+  napi_set_element(env, arr, 2, v);
+  return arr;
+}
+
+/* bufferSizes(handle) -> [receive, send] as the kernel granted them (it doubles the request). */
+static napi_value js_buffer_sizes(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], arr, v;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  sock_t *s = argc == 1 ? unwrap(env, argv[0]) : NULL;
+  if (!s || s->closing) return throw_type(env, "bufferSizes(handle) on an open handle");
+  int rcv = 0, snd = 0;
+  socklen_t l = sizeof rcv;
+  getsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &rcv, &l);
+  l = sizeof snd;
+  getsockopt(s->fd, SOL_SOCKET, SO_SNDBUF, &snd, &l);
+  napi_create_array_with_length(env, 2, &arr);
+  napi_create_int32(env, rcv, &v);
+  napi_set_element(env, arr, 0, v);
+  napi_create_int32(env, snd, &v);
+  napi_set_element(env, arr, 1, v);
+  return arr;
+}
+
+/* close(handle): idempotent. */
+static napi_value js_close(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  sock_t *s = argc == 1 ? unwrap(env, argv[0]) : NULL;
+  if (!s) return throw_type(env, "close(handle)");
+  close_sock(s, 0);
+  return NULL;
+}
+
+/* fd(handle) -> the descriptor, -1 once closed (tests check that close releases it). */
+static napi_value js_fd(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], v;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  sock_t *s = argc == 1 ? unwrap(env, argv[0]) : NULL;
+  if (!s) return throw_type(env, "fd(handle)");
+  napi_create_int32(env, s->fd, &v);
+  return v;
+}
+
+NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
+  napi_property_descriptor props[] = {
+      {"create", NULL, js_create, NULL, NULL, NULL, napi_default, NULL},
+      {"start", NULL, js_start, NULL, NULL, NULL, napi_default, NULL},
+      {"connect", NULL, js_connect, NULL, NULL, NULL, napi_default, NULL},
+      {"flush", NULL, js_flush, NULL, NULL, NULL, napi_default, NULL},
+      {"sendOne", NULL, js_send_one, NULL, NULL, NULL, napi_default, NULL},
+      {"replaceSlot", NULL, js_replace_slot, NULL, NULL, NULL, napi_default, NULL},
+      {"localAddress", NULL, js_local_address, NULL, NULL, NULL, napi_default, NULL},
+      {"bufferSizes", NULL, js_buffer_sizes, NULL, NULL, NULL, napi_default, NULL},
+      {"close", NULL, js_close, NULL, NULL, NULL, napi_default, NULL},
+      {"fd", NULL, js_fd, NULL, NULL, NULL, napi_default, NULL},
+  };
+  napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
+  return exports;
+}
