@@ -20,6 +20,7 @@
 #define TX_META 10 /* slot, offset, len, header, family, port, addr[4] */
 #define RX_ROUNDS 8 /* batches per readiness callback before yielding to other handles */
 #define FLAG_TRUNCATED 1u
+#define FLAG_BIG 2u /* longer than a slot: the whole datagram is in its big slot */
 #define NO_HEADER 0xffffffffu
 
 /* Indices of the stats Float64Array (mirrored in native/index.ts). */
@@ -36,14 +37,18 @@ typedef struct sock_s {
   int polling;
   uint32_t batch;
   uint32_t slot_bytes;
+  uint32_t big_bytes;
   uint32_t hdr_bytes;
   uint8_t **slots;
   napi_ref *slot_refs;
+  uint8_t **bigs; /* big slot i: its first slot_bytes are copied from slot i on a long datagram */
+  napi_ref *big_refs;
+  uint8_t *is_big;
   uint32_t *rx_meta;
   uint8_t *hdr;
   uint32_t *tx_meta;
   double *stats;
-  napi_ref refs[5]; /* rx arena, rx meta, tx headers, tx meta, stats: kept alive with the handle */
+  napi_ref refs[6]; /* rx arena, big arena, rx meta, tx headers, tx meta, stats: kept alive */
   napi_ref self_ref;
   napi_ref cb_ref;
   napi_async_context actx;
@@ -80,6 +85,9 @@ static napi_value throw_type(napi_env env, const char *msg) {
 static void free_sock(sock_t *s) {
   free(s->slots);
   free(s->slot_refs);
+  free(s->bigs);
+  free(s->big_refs);
+  free(s->is_big);
   free(s->rmsg);
   free(s->riov);
   free(s->raddr);
@@ -108,10 +116,12 @@ static void close_sock(sock_t *s, int from_cleanup) {
   napi_env env = s->env;
   if (!from_cleanup) {
     napi_remove_env_cleanup_hook(env, cleanup_hook, s);
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 6; i++)
       if (s->refs[i]) napi_delete_reference(env, s->refs[i]);
-    for (uint32_t i = 0; i < s->batch; i++)
+    for (uint32_t i = 0; i < s->batch; i++) {
       if (s->slot_refs[i]) napi_delete_reference(env, s->slot_refs[i]);
+      if (s->big_refs[i]) napi_delete_reference(env, s->big_refs[i]);
+    }
     if (s->cb_ref) napi_delete_reference(env, s->cb_ref);
     if (s->self_ref) napi_delete_reference(env, s->self_ref);
     if (s->actx) napi_async_destroy(env, s->actx);
@@ -198,12 +208,13 @@ static int parse_addr(const char *host, uint32_t port, int family, struct sockad
   return 0;
 }
 
-/* create(family 4|6, host, port, reusePort, bufferBytes, rxArena, rxMeta, txHeaders, txMeta, stats) */
+/* create(family 4|6, host, port, reusePort, bufferBytes, rxArena, bigArena, rxMeta, txHeaders, txMeta,
+ * stats) */
 static napi_value js_create(napi_env env, napi_callback_info info) {
-  size_t argc = 10;
-  napi_value argv[10], self;
+  size_t argc = 11;
+  napi_value argv[11], self;
   napi_get_cb_info(env, info, &argc, argv, &self, NULL);
-  if (argc < 10) return throw_type(env, "create: 10 arguments expected");
+  if (argc < 11) return throw_type(env, "create: 11 arguments expected");
   uint32_t fam, port, reuse, bufbytes;
   char host[64];
   size_t hl;
@@ -215,22 +226,26 @@ static napi_value js_create(napi_env env, napi_callback_info info) {
   if (napi_get_value_bool(env, argv[3], &rb) != napi_ok) return throw_type(env, "reusePort must be a boolean");
   reuse = rb;
   if (!get_u32(env, argv[4], &bufbytes)) return throw_type(env, "bufferBytes must be a number");
-  void *rx, *rxm, *hdr, *txm, *st;
-  size_t rxl, rxml, hdrl, txml, stl;
+  void *rx, *big, *rxm, *hdr, *txm, *st;
+  size_t rxl, bigl, rxml, hdrl, txml, stl;
   bool isbuf;
   if (napi_is_buffer(env, argv[5], &isbuf) != napi_ok || !isbuf ||
       napi_get_buffer_info(env, argv[5], &rx, &rxl) != napi_ok)
     return throw_type(env, "rxArena must be a Buffer");
-  if (!get_typed(env, argv[6], napi_uint32_array, &rxm, &rxml)) return throw_type(env, "rxMeta must be a Uint32Array");
-  if (napi_is_buffer(env, argv[7], &isbuf) != napi_ok || !isbuf ||
-      napi_get_buffer_info(env, argv[7], &hdr, &hdrl) != napi_ok)
+  if (napi_is_buffer(env, argv[6], &isbuf) != napi_ok || !isbuf ||
+      napi_get_buffer_info(env, argv[6], &big, &bigl) != napi_ok)
+    return throw_type(env, "bigArena must be a Buffer");
+  if (!get_typed(env, argv[7], napi_uint32_array, &rxm, &rxml)) return throw_type(env, "rxMeta must be a Uint32Array");
+  if (napi_is_buffer(env, argv[8], &isbuf) != napi_ok || !isbuf ||
+      napi_get_buffer_info(env, argv[8], &hdr, &hdrl) != napi_ok)
     return throw_type(env, "txHeaders must be a Buffer");
-  if (!get_typed(env, argv[8], napi_uint32_array, &txm, &txml)) return throw_type(env, "txMeta must be a Uint32Array");
-  if (!get_typed(env, argv[9], napi_float64_array, &st, &stl) || stl < S_COUNT)
+  if (!get_typed(env, argv[9], napi_uint32_array, &txm, &txml)) return throw_type(env, "txMeta must be a Uint32Array");
+  if (!get_typed(env, argv[10], napi_float64_array, &st, &stl) || stl < S_COUNT)
     return throw_type(env, "stats must be a Float64Array of 9+");
   uint32_t batch = (uint32_t)(rxml / RX_META);
-  if (batch == 0 || batch > MAX_BATCH || txml < (size_t)batch * TX_META || rxl % batch != 0 || hdrl % batch != 0)
-    return throw_type(env, "batch sizes disagree (rxMeta, txMeta, rxArena, txHeaders)");
+  if (batch == 0 || batch > MAX_BATCH || txml < (size_t)batch * TX_META || rxl % batch != 0 || hdrl % batch != 0 ||
+      bigl % batch != 0 || (bigl != 0 && bigl / batch <= rxl / batch))
+    return throw_type(env, "batch sizes disagree (rxMeta, txMeta, rxArena, bigArena, txHeaders)");
 
   int af = fam == 4 ? AF_INET : AF_INET6;
   struct sockaddr_storage ss;
@@ -263,6 +278,7 @@ static napi_value js_create(napi_env env, napi_callback_info info) {
   s->family = af;
   s->batch = batch;
   s->slot_bytes = (uint32_t)(rxl / batch);
+  s->big_bytes = (uint32_t)(bigl / batch);
   s->hdr_bytes = (uint32_t)(hdrl / batch);
   s->rx_meta = rxm;
   s->hdr = hdr;
@@ -270,18 +286,24 @@ static napi_value js_create(napi_env env, napi_callback_info info) {
   s->stats = st;
   s->slots = calloc(batch, sizeof *s->slots);
   s->slot_refs = calloc(batch, sizeof *s->slot_refs);
+  s->bigs = calloc(batch, sizeof *s->bigs);
+  s->big_refs = calloc(batch, sizeof *s->big_refs);
+  s->is_big = calloc(batch, 1);
   s->rmsg = calloc(batch, sizeof *s->rmsg);
-  s->riov = calloc(batch, sizeof *s->riov);
+  s->riov = calloc(2 * (size_t)batch, sizeof *s->riov);
   s->raddr = calloc(batch, sizeof *s->raddr);
   s->tmsg = calloc(batch, sizeof *s->tmsg);
   s->tiov = calloc(2 * (size_t)batch, sizeof *s->tiov);
   s->taddr = calloc(batch, sizeof *s->taddr);
-  if (!s->slots || !s->slot_refs || !s->rmsg || !s->riov || !s->raddr || !s->tmsg || !s->tiov || !s->taddr) {
+  if (!s->slots || !s->slot_refs || !s->bigs || !s->big_refs || !s->is_big || !s->rmsg || !s->riov || !s->raddr || !s->tmsg || !s->tiov || !s->taddr) {
     close(fd);
     free_sock(s);
     return throw_errno(env, "create", ENOMEM);
   }
-  for (uint32_t i = 0; i < batch; i++) s->slots[i] = (uint8_t *)rx + (size_t)i * s->slot_bytes;
+  for (uint32_t i = 0; i < batch; i++) {
+    s->slots[i] = (uint8_t *)rx + (size_t)i * s->slot_bytes;
+    s->bigs[i] = (uint8_t *)big + (size_t)i * s->big_bytes;
+  }
   uv_loop_t *loop;
   napi_get_uv_event_loop(env, &loop);
   if (uv_poll_init(loop, &s->poll, fd) != 0) {
@@ -290,7 +312,7 @@ static napi_value js_create(napi_env env, napi_callback_info info) {
     return throw_errno(env, "uv_poll_init", EINVAL);
   }
   s->poll.data = s;
-  for (int i = 0; i < 5; i++) napi_create_reference(env, argv[5 + i], 1, &s->refs[i]);
+  for (int i = 0; i < 6; i++) napi_create_reference(env, argv[5 + i], 1, &s->refs[i]);
   napi_value obj;
   napi_create_object(env, &obj);
   napi_wrap(env, obj, s, finalize, NULL, NULL);
@@ -306,14 +328,21 @@ fail_errno: {
 
 static uint32_t recv_batch(sock_t *s) {
   uint32_t n = s->batch;
+  /* A long datagram goes on past the slot into its big slot (memory touched only when used). */
+  int two = s->big_bytes > s->slot_bytes;
   for (uint32_t i = 0; i < n; i++) {
-    s->riov[i].iov_base = s->slots[i];
-    s->riov[i].iov_len = s->slot_bytes;
+    struct iovec *iov = &s->riov[2 * (size_t)i];
+    iov[0].iov_base = s->slots[i];
+    iov[0].iov_len = s->slot_bytes;
+    if (two) {
+      iov[1].iov_base = s->bigs[i] + s->slot_bytes;
+      iov[1].iov_len = s->big_bytes - s->slot_bytes;
+    }
     struct msghdr *h = &s->rmsg[i].msg_hdr;
     h->msg_name = &s->raddr[i];
     h->msg_namelen = sizeof s->raddr[i];
-    h->msg_iov = &s->riov[i];
-    h->msg_iovlen = 1;
+    h->msg_iov = iov;
+    h->msg_iovlen = two ? 2 : 1;
     h->msg_control = NULL;
     h->msg_controllen = 0;
     h->msg_flags = 0;
@@ -335,8 +364,14 @@ static uint32_t recv_batch(sock_t *s) {
     const struct msghdr *h = &s->rmsg[i].msg_hdr;
     m[0] = s->rmsg[i].msg_len;
     m[1] = 0;
+    s->is_big[i] = 0;
+    if (m[0] > s->slot_bytes) {
+      memcpy(s->bigs[i], s->slots[i], s->slot_bytes);
+      s->is_big[i] = 1;
+      m[1] = FLAG_BIG;
+    }
     if (h->msg_flags & MSG_TRUNC) {
-      m[1] = FLAG_TRUNCATED;
+      m[1] |= FLAG_TRUNCATED;
       s->stats[S_RX_TRUNC]++;
     }
     const struct sockaddr_storage *ss = &s->raddr[i];
@@ -442,8 +477,8 @@ static napi_value js_flush(napi_env env, napi_callback_info info) {
   for (uint32_t i = 0; i < n; i++) {
     const uint32_t *m = &t->tx_meta[(size_t)i * TX_META];
     uint32_t slot = m[0], off = m[1], len = m[2], hdr = m[3];
-    if (slot >= r->batch || off > r->slot_bytes || len > r->slot_bytes - off ||
-        (hdr != NO_HEADER && hdr >= t->batch)) {
+    uint32_t cap = slot < r->batch && r->is_big[slot] ? r->big_bytes : r->slot_bytes;
+    if (slot >= r->batch || off > cap || len > cap - off || (hdr != NO_HEADER && hdr >= t->batch)) {
       bad++;
       continue;
     }
@@ -453,7 +488,7 @@ static napi_value js_flush(napi_env env, napi_callback_info info) {
       iov[k].iov_base = t->hdr + (size_t)hdr * t->hdr_bytes;
       iov[k++].iov_len = t->hdr_bytes;
     }
-    iov[k].iov_base = r->slots[slot] + off;
+    iov[k].iov_base = (r->is_big[slot] ? r->bigs[slot] : r->slots[slot]) + off;
     iov[k++].iov_len = len;
     struct msghdr *h = &t->tmsg[built].msg_hdr;
     memset(h, 0, sizeof *h);
@@ -531,23 +566,26 @@ static napi_value js_send_one(napi_env env, napi_callback_info info) {
   return out;
 }
 
-/* replaceSlot(handle, index, buffer): the engine kept the datagram in this slot (a held datagram of a
- * flow being restored); later batches are received into `buffer` instead. */
+/* replaceSlot(handle, index, buffer, big): the engine kept the datagram in this slot (a held datagram
+ * of a flow being restored); later batches are received into `buffer` instead. */
 static napi_value js_replace_slot(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3];
+  size_t argc = 4;
+  napi_value argv[4];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  sock_t *s = argc == 3 ? unwrap(env, argv[0]) : NULL;
+  sock_t *s = argc == 4 ? unwrap(env, argv[0]) : NULL;
   uint32_t i;
   void *data;
   size_t dl;
+  bool big;
   if (!s || !get_u32(env, argv[1], &i) || i >= s->batch || napi_get_buffer_info(env, argv[2], &data, &dl) != napi_ok ||
-      dl < s->slot_bytes)
-    return throw_type(env, "replaceSlot(handle, index < batch, Buffer of slot size)");
+      napi_get_value_bool(env, argv[3], &big) != napi_ok || dl < (big ? s->big_bytes : s->slot_bytes))
+    return throw_type(env, "replaceSlot(handle, index < batch, Buffer of the slot's size, big)");
   if (s->closing) return NULL;
-  if (s->slot_refs[i]) napi_delete_reference(env, s->slot_refs[i]);
-  napi_create_reference(env, argv[2], 1, &s->slot_refs[i]);
-  s->slots[i] = data;
+  napi_ref *ref = big ? &s->big_refs[i] : &s->slot_refs[i];
+  if (*ref) napi_delete_reference(env, *ref);
+  napi_create_reference(env, argv[2], 1, ref);
+  if (big) s->bigs[i] = data;
+  else s->slots[i] = data;
   return NULL;
 }
 

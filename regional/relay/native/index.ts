@@ -14,6 +14,8 @@ export const RX_META = 8;
 export const TX_META = 10;
 export const NO_HEADER = 0xffffffff;
 export const FLAG_TRUNCATED = 1;
+/** The datagram is longer than a slot: read it from bigSlots[i]. */
+export const FLAG_BIG = 2;
 /** Indices of `stats` (batch_udp.c keeps them). */
 export const Stat = {
   rx: 0,
@@ -30,11 +32,13 @@ const STATS = 9;
 
 /** Datagrams per recvmmsg / sendmmsg call. */
 export const DEFAULT_BATCH = 64;
-/**
- * Receive slot size: a client datagram (at most an Ethernet MTU) plus the 28-byte backbone header,
- * with room. Longer datagrams are dropped and counted as truncated (no WebRTC peer sends them).
- */
+/** Receive slot: an MTU-sized client datagram plus the 28-byte backbone header, with room. */
 export const DEFAULT_SLOT_BYTES = 2_048;
+/**
+ * Longest datagram received whole. A longer one continues in the slot's big slot (memory the kernel
+ * commits only when a long datagram lands there); beyond this it is dropped as truncated.
+ */
+export const DEFAULT_MAX_DATAGRAM = 65_536;
 
 type Handle = object;
 interface Binding {
@@ -45,6 +49,7 @@ interface Binding {
     reusePort: boolean,
     bufferBytes: number,
     rx: Buffer,
+    big: Buffer,
     rxMeta: Uint32Array,
     headers: Buffer,
     txMeta: Uint32Array,
@@ -62,7 +67,7 @@ interface Binding {
     port: number,
     addr: Uint32Array,
   ): number;
-  replaceSlot(h: Handle, index: number, buf: Buffer): void;
+  replaceSlot(h: Handle, index: number, buf: Buffer, big: boolean): void;
   localAddress(h: Handle): [number, string, number];
   bufferSizes(h: Handle): [number, number];
   close(h: Handle): void;
@@ -114,6 +119,8 @@ export interface BatchSocketOptions {
   bufferBytes: number;
   batch?: number;
   slotBytes?: number;
+  /** Longest datagram received whole (slotBytes disables long datagrams). */
+  maxDatagram?: number;
   /** Header arena (batch x header bytes), shared by the sockets of one worker; own one if absent. */
   headers?: Buffer;
 }
@@ -122,8 +129,11 @@ export class BatchSocket {
   readonly family: 4 | 6;
   readonly batch: number;
   readonly slotBytes: number;
+  readonly maxDatagram: number;
   /** Receive slots: slots[i] holds datagram i of the current batch (length rxMeta[i * RX_META]). */
   readonly slots: Buffer[] = [];
+  /** Where datagram i is when its flags have FLAG_BIG. */
+  readonly bigSlots: Buffer[] = [];
   readonly rxMeta: Uint32Array;
   /** rxMeta as bytes: an IPv6 source address is at byte (i * RX_META + 4) * 4, network order. */
   readonly rxMetaBytes: Uint8Array;
@@ -144,8 +154,13 @@ export class BatchSocket {
     this.batch = o.batch ?? DEFAULT_BATCH;
     this.slotBytes = o.slotBytes ?? DEFAULT_SLOT_BYTES;
     const rx = Buffer.allocUnsafeSlow(this.batch * this.slotBytes);
-    for (let i = 0; i < this.batch; i++)
+    this.maxDatagram = Math.max(o.maxDatagram ?? DEFAULT_MAX_DATAGRAM, this.slotBytes);
+    const bigBytes = this.maxDatagram > this.slotBytes ? this.maxDatagram : 0;
+    const big = Buffer.allocUnsafeSlow(this.batch * bigBytes);
+    for (let i = 0; i < this.batch; i++) {
       this.slots.push(rx.subarray(i * this.slotBytes, (i + 1) * this.slotBytes));
+      this.bigSlots.push(big.subarray(i * bigBytes, (i + 1) * bigBytes));
+    }
     this.rxMeta = new Uint32Array(this.batch * RX_META);
     this.rxMetaBytes = new Uint8Array(this.rxMeta.buffer);
     this.headers = o.headers ?? Buffer.allocUnsafeSlow(this.batch * 28);
@@ -158,6 +173,7 @@ export class BatchSocket {
       o.reusePort,
       o.bufferBytes,
       rx,
+      big,
       this.rxMeta,
       this.headers,
       this.txMeta,
@@ -235,11 +251,21 @@ export class BatchSocket {
     return this.#b.sendOne(this.#h, buf, offset, len, family, port, a) === 1;
   }
 
-  /** Gives slot `i` fresh memory: its current content stays with whoever kept the view. */
+  /** Datagram i of the current batch (its length is rxMeta[i * RX_META]). */
+  datagram(i: number): Buffer {
+    return (this.rxMeta[i * RX_META + 1]! & FLAG_BIG) !== 0 ? this.bigSlots[i]! : this.slots[i]!;
+  }
+
+  /**
+   * Gives the memory of datagram i to whoever kept its view (the engine holding it during a flow
+   * lookup): later batches receive into a fresh slot.
+   */
   replaceSlot(i: number): void {
-    const buf = Buffer.allocUnsafeSlow(this.slotBytes);
-    this.#b.replaceSlot(this.#h, i, buf);
-    this.slots[i] = buf;
+    const big = (this.rxMeta[i * RX_META + 1]! & FLAG_BIG) !== 0;
+    const buf = Buffer.allocUnsafeSlow(big ? this.maxDatagram : this.slotBytes);
+    this.#b.replaceSlot(this.#h, i, buf, big);
+    if (big) this.bigSlots[i] = buf;
+    else this.slots[i] = buf;
   }
 
   address(): { family: 4 | 6; address: string; port: number } {
