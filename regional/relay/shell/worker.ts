@@ -157,9 +157,11 @@ export class RelayWorker {
   /** gr_relay_io_mode{mode} (1 for the one in use) and the batched path's own counters. */
   #ioMetrics(): void {
     const r = this.metrics.registry;
-    const mode = r.gauge("gr_relay_io_mode", "Datagram I/O in use (1): batch (recvmmsg/sendmmsg) or dgram", [
-      "mode",
-    ]);
+    const mode = r.gauge(
+      "gr_relay_io_mode",
+      "Workers on each datagram I/O: batch (recvmmsg/sendmmsg) or dgram",
+      ["mode"],
+    );
     mode.with({ mode: "batch" }).set(this.io.mode === "batch" ? 1 : 0);
     mode.with({ mode: "dgram" }).set(this.io.mode === "dgram" ? 1 : 0);
     if (this.io.mode !== "batch") return;
