@@ -1,10 +1,11 @@
 // Relay benchmark (npm run bench:relay): the same generated load (200-byte RTP-like datagrams over
 // 64 flows, from a C generator/sink pinned to the second core) through
-//   - the relay, POP role, one worker (pinned to the first core),
+//   - the relay, POP role, one worker (pinned to the first core), on both datagram paths: batched
+//     (native addon, recvmmsg/sendmmsg) and Node's dgram,
 //   - a minimal Node dgram forwarder (the ceiling for Node),
 //   - coturn relaying ChannelData, when `turnserver` is installed,
-// measuring: packets/s at < 0.1% loss, CPU per packet, p50/p99 added latency at half load, and
-// 1 -> 2 worker scaling; plus bytes per flow with 1,000,000 flows (bench/relay/memory.ts).
+// measuring: packets/s at < 0.1% loss, CPU per packet, p50/p99 added latency at half load and at
+// one rate common to all (half of coturn's maximum), and 1 -> 2 worker scaling; plus bytes per flow with 1,000,000 flows (bench/relay/memory.ts).
 // Whole run well under 3 minutes. Results: stdout (markdown) and bench/relay/results.json.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -13,6 +14,7 @@ import { cpus, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { nodeMac } from "../../regional/common/hmac.ts";
+import { loadBinding } from "../../regional/relay/native/index.ts";
 import { mintHint } from "../../shared/hint/codec.ts";
 import { parseKeyring } from "../../shared/keys.ts";
 import { encodeBindingRequest } from "../../shared/stun/writer.ts";
@@ -81,6 +83,12 @@ function compileLoadgen(): string {
 }
 
 const LOADGEN = compileLoadgen();
+
+/** The batched path when the addon is built (npm run build:native), and dgram always. */
+const addon = loadBinding();
+const batchNote = addon instanceof Error ? `batched relay not measured: ${addon.message}` : "";
+const IO_MODES: Io[] = addon instanceof Error ? ["dgram"] : ["dgram", "batch"];
+const scaleIo: Io = IO_MODES.at(-1)!;
 
 function trial(t: Target, rate: number, genCpus: string | null): Trial {
   const args = [
@@ -210,7 +218,13 @@ function relayFlowFile(): string {
   );
 }
 
-async function startRelay(workers: number, cpusList: string | null): Promise<{ proc: Proc; target: Target }> {
+type Io = "batch" | "dgram";
+
+async function startRelay(
+  workers: number,
+  cpusList: string | null,
+  io: Io,
+): Promise<{ proc: Proc; target: Target }> {
   const vip = freePort();
   const popBackbone = freePort();
   const sinkPort = freePort();
@@ -256,6 +270,7 @@ async function startRelay(workers: number, cpusList: string | null): Promise<{ p
       TOPOLOGY_FILE: file,
       GR_HINT_KEYS: HINT_KEYS,
       RELAY_WORKERS: String(workers),
+      GR_RELAY_IO: io,
       // The sink never answers: keep the generator's flows alive as half-open for the run.
       RELAY_HALF_OPEN_MS: "600000",
       RELAY_IDLE_MS: "600000",
@@ -268,7 +283,7 @@ async function startRelay(workers: number, cpusList: string | null): Promise<{ p
   return {
     proc,
     target: {
-      name: `relay (POP, ${workers} worker${workers > 1 ? "s" : ""})`,
+      name: `relay (POP, ${workers} worker${workers > 1 ? "s" : ""}, ${io})`,
       port: vip,
       sinkPort,
       sinkOffset: 28,
@@ -308,6 +323,8 @@ interface Row {
   ppsPerCpuSecond: number;
   halfLoad: { rate: number; p50: number; p99: number; addedP50: number; addedP99: number } | null;
   lowLoad: { rate: number; p50: number; p99: number; addedP50: number; addedP99: number };
+  /** At one rate for every forwarder (half of coturn's maximum, else of the batched relay's). */
+  sameRate: { rate: number; p50: number; p99: number; addedP50: number; addedP99: number; loss: number };
 }
 
 const CPU_RATE = 40_000;
@@ -343,9 +360,11 @@ async function main(): Promise<void> {
     const fwd = await startForwarder(fwdCpus);
     procs.push(fwd.proc);
     targets.push(fwd.target);
-    const relay = await startRelay(1, fwdCpus);
-    procs.push(relay.proc);
-    targets.push(relay.target);
+    for (const io of IO_MODES) {
+      const relay = await startRelay(1, fwdCpus, io);
+      procs.push(relay.proc);
+      targets.push(relay.target);
+    }
     if (existsSync("/usr/bin/turnserver")) {
       try {
         const sinkPort = freePort();
@@ -426,6 +445,27 @@ async function main(): Promise<void> {
         low.get(t.name)!.p99.push(r.p99_us);
       }
     }
+    // Latency at one rate for all: half of coturn's maximum (the rate at which "added latency no
+    // worse than coturn's" is judged), three interleaved rounds with the direct path, medians.
+    const turnName = targets.find((t) => t.name.startsWith("coturn"))?.name;
+    const batchName = targets.find((t) => t.name.endsWith("batch)"))?.name;
+    const SAME = Math.round((best.get(turnName ?? batchName ?? "") ?? 20_000) * 0.5);
+    const same = new Map<
+      string,
+      { p50: number[]; p99: number[]; b50: number[]; b99: number[]; loss: number[] }
+    >(targets.map((t) => [t.name, { p50: [], p99: [], b50: [], b99: [], loss: [] }]));
+    for (let round = 0; round < 3; round++) {
+      for (const t of targets) {
+        const r = trial(t, SAME, genCpus);
+        const b = direct(SAME);
+        const l = same.get(t.name)!;
+        l.p50.push(r.p50_us);
+        l.p99.push(r.p99_us);
+        l.loss.push(r.loss);
+        l.b50.push(b.p50_us);
+        l.b99.push(b.p99_us);
+      }
+    }
     const rows: Row[] = targets.map((t) => {
       const us = median(cpu.get(t.name)!);
       const l = lat.get(t.name)!;
@@ -449,6 +489,17 @@ async function main(): Promise<void> {
           addedP50: median(low.get(t.name)!.p50) - median(lowBase.p50),
           addedP99: median(low.get(t.name)!.p99) - median(lowBase.p99),
         },
+        sameRate: (() => {
+          const l = same.get(t.name)!;
+          return {
+            rate: SAME,
+            p50: median(l.p50),
+            p99: median(l.p99),
+            addedP50: median(l.p50) - median(l.b50),
+            addedP99: median(l.p99) - median(l.b99),
+            loss: Number(median(l.loss).toFixed(5)),
+          };
+        })(),
       };
     });
     for (const p of procs.splice(0)) p.stop();
@@ -458,9 +509,9 @@ async function main(): Promise<void> {
     // measured: (a) the best rate with 1 and 2 workers, nothing pinned; (b) CPU per packet at a
     // fixed rate with 1 and 2 workers (no contention cost from a second worker); (c) how the
     // kernel spread the generator's flows over the two workers (admin /flows).
-    const one = await startRelay(1, null);
+    const one = await startRelay(1, null, scaleIo);
     procs.push(one.proc);
-    const two = await startRelay(2, null);
+    const two = await startRelay(2, null, scaleIo);
     procs.push(two.proc);
     const scaleBest = [0, 0];
     const scaleCpu: number[][] = [[], []];
@@ -491,8 +542,11 @@ async function main(): Promise<void> {
     const memory = JSON.parse(mem.stdout.toString()) as { bytesPerFlow: number; firstPacketUs: number };
 
     const fwdRow = rows.find((r) => r.name.startsWith("minimal"))!;
-    const relayRow = rows.find((r) => r.name.startsWith("relay"))!;
+    const relayRow = rows.find((r) => r.name.startsWith("relay") && r.name.endsWith("dgram)"))!;
+    const batchRow = rows.find((r) => r.name.startsWith("relay") && r.name.endsWith("batch)"));
     const turnRow = rows.find((r) => r.name.startsWith("coturn"));
+    const ratio = (a: number | undefined, b: number | undefined): number | null =>
+      a !== undefined && b !== undefined && b !== 0 ? Number((a / b).toFixed(3)) : null;
     const load = readFileSync("/proc/loadavg", "utf8").split(" ")[0];
     const results = {
       date: new Date().toISOString(),
@@ -512,18 +566,27 @@ async function main(): Promise<void> {
           ? Number((relayRow.ppsPerCpuSecond / turnRow.ppsPerCpuSecond).toFixed(3))
           : null,
         twoWorkersVsOne: Number(((scaling[1]?.pps ?? 0) / (scaling[0]?.pps || 1)).toFixed(3)),
+        batchVsDgramPps: ratio(batchRow?.pps, relayRow.pps),
+        batchVsDgramPpsPerCpu: ratio(batchRow?.ppsPerCpuSecond, relayRow.ppsPerCpuSecond),
+        batchVsCoturnPps: ratio(batchRow?.pps, turnRow?.pps),
+        batchVsCoturnPpsPerCpu: ratio(batchRow?.ppsPerCpuSecond, turnRow?.ppsPerCpuSecond),
+        batchMinusCoturnAddedP50UsSameRate:
+          batchRow && turnRow ? batchRow.sameRate.addedP50 - turnRow.sameRate.addedP50 : null,
       },
+      scalingIo: scaleIo,
+      batchNote,
       seconds: Math.round((Date.now() - started) / 1000),
     };
     writeFileSync(join(ROOT, "bench/relay/results.json"), `${JSON.stringify(results, null, 2)}\n`);
     const lines = [
-      `| forwarder | pps at <0.1% loss | CPU µs/packet (at ${CPU_RATE} pps) | packets per CPU-second | half load | p50 / p99 | added p50 / p99 | added p50 / p99 at 10k pps |`,
-      "|---|---|---|---|---|---|---|---|",
+      `| forwarder | pps at <0.1% loss | CPU µs/packet (at ${CPU_RATE} pps) | packets per CPU-second | half load | p50 / p99 | added p50 / p99 | added p50 / p99 at ${SAME} pps (all) | added p50 / p99 at 10k pps |`,
+      "|---|---|---|---|---|---|---|---|---|",
       ...rows.map(
         (r) =>
-          `| ${r.name} | ${r.pps} | ${r.usPerPacket} | ${r.ppsPerCpuSecond} | ${r.halfLoad?.rate} pps | ${r.halfLoad?.p50} / ${r.halfLoad?.p99} µs | ${r.halfLoad?.addedP50} / ${r.halfLoad?.addedP99} µs | ${r.lowLoad.addedP50} / ${r.lowLoad.addedP99} µs |`,
+          `| ${r.name} | ${r.pps} | ${r.usPerPacket} | ${r.ppsPerCpuSecond} | ${r.halfLoad?.rate} pps | ${r.halfLoad?.p50} / ${r.halfLoad?.p99} µs | ${r.halfLoad?.addedP50} / ${r.halfLoad?.addedP99} µs | ${r.sameRate.addedP50} / ${r.sameRate.addedP99} µs | ${r.lowLoad.addedP50} / ${r.lowLoad.addedP99} µs |`,
       ),
       "",
+      `batched relay / coturn: pps x${results.ratios.batchVsCoturnPps ?? "n/a"}, packets per CPU-second x${results.ratios.batchVsCoturnPpsPerCpu ?? "n/a"}, added p50 at ${SAME} pps ${results.ratios.batchMinusCoturnAddedP50UsSameRate ?? "n/a"} µs more than coturn's; batched / dgram relay: pps x${results.ratios.batchVsDgramPps ?? "n/a"}, packets per CPU-second x${results.ratios.batchVsDgramPpsPerCpu ?? "n/a"} ${batchNote}`,
       `relay / forwarder: pps x${results.ratios.relayVsForwarderPps}, packets per CPU-second x${results.ratios.relayVsForwarderCpu}; relay / coturn packets per CPU-second: x${results.ratios.relayVsCoturnPpsPerCpu ?? "n/a"} ${coturnNote}`,
       `scaling (unpinned, generator on the same cores): ${scaling.map((s) => `${s.workers} worker(s) ${s.pps} pps, ${s.usPerPacket} µs CPU/packet at ${CPU_RATE} pps`).join("; ")} -> pps x${results.ratios.twoWorkersVsOne}; flows per worker with 2 workers: ${perWorker.join(" / ")}`,
       `memory: ${memory.bytesPerFlow} bytes per flow with 1,000,000 flows (heap + external); first packet ${memory.firstPacketUs} µs`,
