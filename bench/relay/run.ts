@@ -21,7 +21,7 @@ import { encodeBindingRequest } from "../../shared/stun/writer.ts";
 import { setupTurn, startCoturn } from "./coturn.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../..");
-const DIR = mkdtempSync(join(tmpdir(), "relay-bench-"));
+export const DIR = mkdtempSync(join(tmpdir(), "relay-bench-"));
 const FLOWS = 64;
 const PAYLOAD = 200;
 const TRIAL_MS = 700;
@@ -90,7 +90,7 @@ const batchNote = addon instanceof Error ? `batched relay not measured: ${addon.
 const IO_MODES: Io[] = addon instanceof Error ? ["dgram"] : ["dgram", "batch"];
 const scaleIo: Io = IO_MODES.at(-1)!;
 
-function trial(t: Target, rate: number, genCpus: string | null): Trial {
+export function trial(t: Target, rate: number, genCpus: string | null): Trial {
   const args = [
     "127.0.0.1",
     String(t.port),
@@ -151,9 +151,11 @@ function maxRate(t: Target, genCpus: string | null): { pps: number; at: Trial } 
   return { pps: best ? best.received / (TRIAL_MS / 1000) : 0, at: best ?? trial(t, 5_000, genCpus) };
 }
 
-interface Proc {
+export interface Proc {
   pid: number;
   stop(): void;
+  /** SIGINT, resolved at exit (lets --cpu-prof write its profiles). */
+  interrupt?: () => Promise<void>;
   /** First stdout line (the relay's ready line). */
   ready?: string;
 }
@@ -177,6 +179,12 @@ function startProcess(cmd: string[], env: Record<string, string>, cpusList: stri
         resolve({
           pid: child.pid!,
           stop: () => child.kill("SIGKILL"),
+          interrupt: () =>
+            new Promise<void>((r) => {
+              child.removeAllListeners("exit");
+              child.once("exit", () => r());
+              child.kill("SIGINT");
+            }),
           ready: out.slice(0, out.indexOf("\n")),
         });
       }
@@ -218,12 +226,13 @@ function relayFlowFile(): string {
   );
 }
 
-type Io = "batch" | "dgram";
+export type Io = "batch" | "dgram";
 
-async function startRelay(
+export async function startRelay(
   workers: number,
   cpusList: string | null,
   io: Io,
+  nodeArgs: string[] = [],
 ): Promise<{ proc: Proc; target: Target }> {
   const vip = freePort();
   const popBackbone = freePort();
@@ -263,7 +272,7 @@ async function startRelay(
   const file = join(DIR, `topology-${vip}.json`);
   writeFileSync(file, JSON.stringify(topo));
   const proc = await startProcess(
-    [process.execPath, "regional/relay/main.ts"],
+    [process.execPath, ...nodeArgs, "regional/relay/main.ts"],
     {
       RELAY_ROLE: "pop",
       POP_ID: "1",
@@ -612,7 +621,9 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((e: Error) => {
-  log(e.stack ?? e.message);
-  process.exit(1);
-});
+if (import.meta.main) {
+  main().catch((e: Error) => {
+    log(e.stack ?? e.message);
+    process.exit(1);
+  });
+}
