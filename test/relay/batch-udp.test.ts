@@ -1,12 +1,14 @@
 // The batched UDP addon on its own, over real loopback sockets: many datagrams per batch both
 // ways, long datagrams in big slots and truncation beyond the maximum, IPv6 and dual-stack,
 // errors counted (never thrown) on the data path, idempotent close and no descriptor left behind.
+import { spawnSync } from "node:child_process";
 import dgram from "node:dgram";
 import { readdirSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   BatchSocket,
   type BatchSocketOptions,
+  chooseIoMode,
   FLAG_BIG,
   FLAG_TRUNCATED,
   loadBinding,
@@ -72,6 +74,26 @@ describe("batched UDP addon", () => {
   it("is built and loads (npm run build:native)", () => {
     const b = loadBinding();
     expect(b instanceof Error ? b.message : "loaded").toBe("loaded");
+  });
+
+  it("falls back to dgram where the addon cannot be built, and says why", () => {
+    const missing = new Error("addon not built (npm run build:native)");
+    expect(chooseIoMode(undefined, missing)).toEqual({ mode: "dgram", reason: missing.message });
+    expect(chooseIoMode("auto", missing).mode).toBe("dgram");
+    expect(() => chooseIoMode("batch", missing)).toThrow(/GR_RELAY_IO=batch: addon not built/);
+    expect(chooseIoMode("dgram").mode).toBe("dgram");
+    expect(chooseIoMode("batch").mode).toBe("batch");
+    expect(() => chooseIoMode("fast")).toThrow(/GR_RELAY_IO: must be "batch", "dgram" or "auto", got "fast"/);
+    // The install step without a compiler: a warning naming the cause, and success (unless --strict).
+    const build = (args: string[]) =>
+      spawnSync(process.execPath, ["regional/relay/native/build.ts", ...args], {
+        env: { ...process.env, CC: "/nonexistent/cc" },
+        encoding: "utf8",
+      });
+    const soft = build([]);
+    expect(soft.status).toBe(0);
+    expect(soft.stderr).toMatch(/"msg":"no C compiler \(cc\); the relay will run on dgram"/);
+    expect(build(["--strict"]).status).toBe(1);
   });
 
   it("receives many datagrams per batch and echoes them in place, header first, in one flush", async () => {

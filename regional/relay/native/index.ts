@@ -100,12 +100,15 @@ export type IoMode = "batch" | "dgram";
  * GR_RELAY_IO: "batch" (the addon, an error if it is missing), "dgram" (Node's dgram), or unset /
  * "auto" (batch when the addon loads, else dgram with the reason).
  */
-export function chooseIoMode(value: string | undefined): { mode: IoMode; reason: string } {
+export function chooseIoMode(
+  value: string | undefined,
+  binding: Binding | Error = loadBinding(),
+): { mode: IoMode; reason: string } {
   const v = value ?? "auto";
   if (v === "dgram") return { mode: "dgram", reason: "GR_RELAY_IO=dgram" };
   if (v !== "batch" && v !== "auto")
     throw new RangeError(`GR_RELAY_IO: must be "batch", "dgram" or "auto", got ${JSON.stringify(v)}`);
-  const b = loadBinding();
+  const b = binding;
   if (!(b instanceof Error))
     return { mode: "batch", reason: v === "batch" ? "GR_RELAY_IO=batch" : "addon loaded" };
   if (v === "batch") throw new Error(`GR_RELAY_IO=batch: ${b.message}`);
