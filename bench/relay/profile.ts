@@ -18,7 +18,7 @@ const trials = Number(process.argv[3] ?? 5);
 const two = cpus().length >= 2;
 
 /** Self samples by function, over every profile in `dir` (one per thread); the worker's is the largest. */
-function summarise(dir: string): { total: number; top: [string, number][] } {
+function summarise(dir: string): { total: number; gc: number; top: [string, number][] } {
   const files = readdirSync(dir).filter((f) => f.endsWith(".cpuprofile"));
   let best: { total: number; by: Map<string, number> } = { total: 0, by: new Map() };
   for (const f of files) {
@@ -39,7 +39,11 @@ function summarise(dir: string): { total: number; top: [string, number][] } {
   }
   const busy = best.total - (best.by.get("(idle)") ?? 0);
   const top = [...best.by].filter(([k]) => k !== "(idle)").sort((a, b) => b[1] - a[1]);
-  return { total: busy, top: top.slice(0, 12).map(([k, v]) => [k, v / Math.max(1, busy)]) };
+  return {
+    total: busy,
+    gc: best.by.get("(garbage collector)") ?? 0,
+    top: top.slice(0, 12).map(([k, v]) => [k, v / Math.max(1, busy)]),
+  };
 }
 
 const out: Record<string, unknown> = {};
@@ -54,8 +58,12 @@ try {
     for (let i = 0; i < trials; i++) received += trial(target, rate, two ? "1" : null).received;
     await proc.interrupt!();
     const s = summarise(dir);
+    // Samples are 1 ms apart (--cpu-prof-interval default): busy and GC milliseconds per 100k datagrams.
+    const per100k = (ms: number): string => ((ms * 100_000) / Math.max(1, received)).toFixed(1);
     out[io] = { received, top: s.top.map(([k, v]) => `${(v * 100).toFixed(1)}% ${k}`) };
-    process.stdout.write(`\n## ${io}: ${rate} pps x ${trials} trials, ${received} datagrams through\n`);
+    process.stdout.write(
+      `\n## ${io}: ${rate} pps x ${trials} trials, ${received} datagrams through; JS thread busy ${per100k(s.total)} ms, garbage collector ${per100k(s.gc)} ms per 100k datagrams\n`,
+    );
     for (const [k, v] of s.top) process.stdout.write(`${(v * 100).toFixed(1).padStart(5)}%  ${k}\n`);
   }
 } finally {
