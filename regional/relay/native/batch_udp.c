@@ -400,7 +400,14 @@ static uint32_t recv_batch(sock_t *s) {
 static void on_poll(uv_poll_t *h, int status, int events) {
   (void)events;
   sock_t *s = h->data;
-  if (s->closing || status < 0) return;
+  if (s->closing) return;
+  if (status < 0) { /* the fd itself is broken (not a datagram's error): stop polling it, counted */
+    s->stats[S_RX_ERR]++;
+    s->stats[S_ERRNO] = -status;
+    uv_poll_stop(&s->poll);
+    s->polling = 0;
+    return;
+  }
   napi_env env = s->env;
   napi_handle_scope scope;
   if (napi_open_handle_scope(env, &scope) != napi_ok) return;
@@ -473,6 +480,11 @@ static napi_value js_flush(napi_env env, napi_callback_info info) {
   uint32_t n;
   if (!t || !r || !get_u32(env, argv[2], &n)) return throw_type(env, "flush(tx, rx, count)");
   if (n > t->batch) n = t->batch;
+  if (r->closing) { /* its slots may be gone with its references */
+    t->stats[S_TX_ERR] += n;
+    napi_create_uint32(env, 0, &out);
+    return out;
+  }
   uint32_t built = 0, bad = 0;
   for (uint32_t i = 0; i < n; i++) {
     const uint32_t *m = &t->tx_meta[(size_t)i * TX_META];
