@@ -3,62 +3,7 @@
 // sendmmsg from slots + headers described by the JS side. It decides nothing: the JS engine sees
 // each batch, then fills the outgoing batches in place. Errors on the data path are counted in
 // the handle's stats array, never thrown; only setup errors (socket, bind, connect) throw.
-#define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <errno.h>
-#include <netinet/in.h>
-#include <node_api.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
-#include <uv.h>
-
-#define MAX_BATCH 1024
-#define RX_META 8 /* len, flags, family, port, addr[4] */
-#define TX_META 10 /* slot, offset, len, header, family, port, addr[4] */
-#define RX_ROUNDS 8 /* batches per readiness callback before yielding to other handles */
-#define FLAG_TRUNCATED 1u
-#define FLAG_BIG 2u /* longer than a slot: the whole datagram is in its big slot */
-#define NO_HEADER 0xffffffffu
-
-/* Indices of the stats Float64Array (mirrored in native/index.ts). */
-enum { S_RX, S_RX_BATCHES, S_RX_TRUNC, S_RX_ERR, S_TX, S_TX_BLOCKED, S_TX_ERR, S_TX_CALLS, S_ERRNO, S_COUNT };
-
-typedef struct sock_s {
-  uv_poll_t poll;
-  napi_env env;
-  int fd;
-  int family;
-  int closing;
-  int handle_closed;
-  int finalized;
-  int polling;
-  uint32_t batch;
-  uint32_t slot_bytes;
-  uint32_t big_bytes;
-  uint32_t hdr_bytes;
-  uint8_t **slots;
-  napi_ref *slot_refs;
-  uint8_t **bigs; /* big slot i: its first slot_bytes are copied from slot i on a long datagram */
-  napi_ref *big_refs;
-  uint8_t *is_big;
-  uint32_t *rx_meta;
-  uint8_t *hdr;
-  uint32_t *tx_meta;
-  double *stats;
-  napi_ref refs[6]; /* rx arena, big arena, rx meta, tx headers, tx meta, stats: kept alive */
-  napi_ref self_ref;
-  napi_ref cb_ref;
-  napi_async_context actx;
-  struct mmsghdr *rmsg;
-  struct iovec *riov;
-  struct sockaddr_storage *raddr;
-  struct mmsghdr *tmsg;
-  struct iovec *tiov;
-  struct sockaddr_storage *taddr;
-} sock_t;
+#include "sock.h"
 
 static napi_value throw_errno(napi_env env, const char *what, int err) {
   char msg[256];
@@ -159,53 +104,6 @@ static int get_typed(napi_env env, napi_value v, napi_typedarray_type want, void
   size_t off;
   if (napi_get_typedarray_info(env, v, &t, len, data, &ab, &off) != napi_ok) return 0;
   return t == want;
-}
-
-static int fill_addr(struct sockaddr_storage *ss, int sock_family, uint32_t fam, uint32_t port,
-                     const uint32_t *a) {
-  memset(ss, 0, sizeof *ss);
-  if (fam == 4 && sock_family == AF_INET) {
-    struct sockaddr_in *in = (struct sockaddr_in *)ss;
-    in->sin_family = AF_INET;
-    in->sin_port = htons((uint16_t)port);
-    in->sin_addr.s_addr = htonl(a[0]);
-    return sizeof *in;
-  }
-  struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
-  in6->sin6_family = AF_INET6;
-  in6->sin6_port = htons((uint16_t)port);
-  if (fam == 4) { /* IPv4 client of a dual-stack socket: ::ffff:a.b.c.d */
-    in6->sin6_addr.s6_addr[10] = 0xff;
-    in6->sin6_addr.s6_addr[11] = 0xff;
-    uint32_t be = htonl(a[0]);
-    memcpy(&in6->sin6_addr.s6_addr[12], &be, 4);
-  } else {
-    memcpy(&in6->sin6_addr, a, 16);
-  }
-  return sizeof *in6;
-}
-
-static int parse_addr(const char *host, uint32_t port, int family, struct sockaddr_storage *ss) {
-  memset(ss, 0, sizeof *ss);
-  if (family == AF_INET) {
-    struct sockaddr_in *in = (struct sockaddr_in *)ss;
-    in->sin_family = AF_INET;
-    in->sin_port = htons((uint16_t)port);
-    if (inet_pton(AF_INET, host, &in->sin_addr) == 1) return sizeof *in;
-    return 0;
-  }
-  struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
-  in6->sin6_family = AF_INET6;
-  in6->sin6_port = htons((uint16_t)port);
-  if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) return sizeof *in6;
-  struct in_addr v4; /* an IPv4 literal on an IPv6 socket: mapped */
-  if (inet_pton(AF_INET, host, &v4) == 1) {
-    in6->sin6_addr.s6_addr[10] = 0xff;
-    in6->sin6_addr.s6_addr[11] = 0xff;
-    memcpy(&in6->sin6_addr.s6_addr[12], &v4, 4);
-    return sizeof *in6;
-  }
-  return 0;
 }
 
 /* create(family 4|6, host, port, reusePort, bufferBytes, rxArena, bigArena, rxMeta, txHeaders, txMeta,
@@ -326,77 +224,6 @@ fail_errno: {
 }
 }
 
-static uint32_t recv_batch(sock_t *s) {
-  uint32_t n = s->batch;
-  /* A long datagram goes on past the slot into its big slot (memory touched only when used). */
-  int two = s->big_bytes > s->slot_bytes;
-  for (uint32_t i = 0; i < n; i++) {
-    struct iovec *iov = &s->riov[2 * (size_t)i];
-    iov[0].iov_base = s->slots[i];
-    iov[0].iov_len = s->slot_bytes;
-    if (two) {
-      iov[1].iov_base = s->bigs[i] + s->slot_bytes;
-      iov[1].iov_len = s->big_bytes - s->slot_bytes;
-    }
-    struct msghdr *h = &s->rmsg[i].msg_hdr;
-    h->msg_name = &s->raddr[i];
-    h->msg_namelen = sizeof s->raddr[i];
-    h->msg_iov = iov;
-    h->msg_iovlen = two ? 2 : 1;
-    h->msg_control = NULL;
-    h->msg_controllen = 0;
-    h->msg_flags = 0;
-  }
-  int r;
-  do r = recvmmsg(s->fd, s->rmsg, n, MSG_DONTWAIT, NULL);
-  while (r < 0 && errno == EINTR);
-  if (r < 0) {
-    if (errno != EAGAIN && errno != EWOULDBLOCK) {
-      s->stats[S_RX_ERR]++; /* e.g. ECONNREFUSED on a connected socket (ICMP): consumed, not fatal */
-      s->stats[S_ERRNO] = errno;
-    }
-    return 0;
-  }
-  s->stats[S_RX] += r;
-  s->stats[S_RX_BATCHES]++;
-  for (int i = 0; i < r; i++) {
-    uint32_t *m = &s->rx_meta[(size_t)i * RX_META];
-    const struct msghdr *h = &s->rmsg[i].msg_hdr;
-    m[0] = s->rmsg[i].msg_len;
-    m[1] = 0;
-    s->is_big[i] = 0;
-    if (m[0] > s->slot_bytes) {
-      memcpy(s->bigs[i], s->slots[i], s->slot_bytes);
-      s->is_big[i] = 1;
-      m[1] = FLAG_BIG;
-    }
-    if (h->msg_flags & MSG_TRUNC) {
-      m[1] |= FLAG_TRUNCATED;
-      s->stats[S_RX_TRUNC]++;
-    }
-    const struct sockaddr_storage *ss = &s->raddr[i];
-    if (ss->ss_family == AF_INET) {
-      const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
-      m[2] = 4;
-      m[3] = ntohs(in->sin_port);
-      m[4] = ntohl(in->sin_addr.s_addr);
-    } else {
-      const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
-      m[3] = ntohs(in6->sin6_port);
-      if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
-        uint32_t be;
-        memcpy(&be, &in6->sin6_addr.s6_addr[12], 4);
-        m[2] = 4;
-        m[4] = ntohl(be);
-      } else {
-        m[2] = 6;
-        memcpy(&m[4], &in6->sin6_addr, 16); /* network byte order, read as bytes */
-      }
-    }
-  }
-  return (uint32_t)r;
-}
-
 static void on_poll(uv_poll_t *h, int status, int events) {
   (void)events;
   sock_t *s = h->data;
@@ -480,59 +307,9 @@ static napi_value js_flush(napi_env env, napi_callback_info info) {
   uint32_t n;
   if (!t || !r || !get_u32(env, argv[2], &n)) return throw_type(env, "flush(tx, rx, count)");
   if (n > t->batch) n = t->batch;
-  if (r->closing) { /* its slots may be gone with its references */
-    t->stats[S_TX_ERR] += n;
-    napi_create_uint32(env, 0, &out);
-    return out;
-  }
-  uint32_t built = 0, bad = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    const uint32_t *m = &t->tx_meta[(size_t)i * TX_META];
-    uint32_t slot = m[0], off = m[1], len = m[2], hdr = m[3];
-    uint32_t cap = slot < r->batch && r->is_big[slot] ? r->big_bytes : r->slot_bytes;
-    if (slot >= r->batch || off > cap || len > cap - off || (hdr != NO_HEADER && hdr >= t->batch)) {
-      bad++;
-      continue;
-    }
-    struct iovec *iov = &t->tiov[2 * (size_t)built];
-    int k = 0;
-    if (hdr != NO_HEADER) {
-      iov[k].iov_base = t->hdr + (size_t)hdr * t->hdr_bytes;
-      iov[k++].iov_len = t->hdr_bytes;
-    }
-    iov[k].iov_base = (r->is_big[slot] ? r->bigs[slot] : r->slots[slot]) + off;
-    iov[k++].iov_len = len;
-    struct msghdr *h = &t->tmsg[built].msg_hdr;
-    memset(h, 0, sizeof *h);
-    h->msg_iov = iov;
-    h->msg_iovlen = (size_t)k;
-    if (m[4] != 0) {
-      h->msg_name = &t->taddr[built];
-      h->msg_namelen = (socklen_t)fill_addr(&t->taddr[built], t->family, m[4], m[5], &m[6]);
-    }
-    built++;
-  }
-  t->stats[S_TX_ERR] += bad;
-  uint32_t sent = 0, at = 0;
-  while (at < built && !t->closing) {
-    int k = sendmmsg(t->fd, &t->tmsg[at], built - at, MSG_DONTWAIT);
-    t->stats[S_TX_CALLS]++;
-    if (k > 0) {
-      sent += (uint32_t)k;
-      at += (uint32_t)k;
-      continue;
-    }
-    int e = errno;
-    if (e == EINTR) continue;
-    t->stats[S_ERRNO] = e;
-    if (e == EAGAIN || e == EWOULDBLOCK || e == ENOBUFS) { /* kernel buffer full: the rest is lost */
-      t->stats[S_TX_BLOCKED] += built - at;
-      break;
-    }
-    t->stats[S_TX_ERR]++; /* this one message (e.g. a pending ECONNREFUSED); go on with the rest */
-    at++;
-  }
-  t->stats[S_TX] += sent;
+  uint32_t sent = 0;
+  if (r->closing) t->stats[S_TX_ERR] += n; /* its slots may be gone with its references */
+  else sent = flush_batch(t, r, n);
   napi_create_uint32(env, sent, &out);
   return out;
 }
@@ -551,29 +328,7 @@ static napi_value js_send_one(napi_env env, napi_callback_info info) {
       !get_u32(env, argv[3], &len) || !get_u32(env, argv[4], &fam) || !get_u32(env, argv[5], &port) ||
       !get_typed(env, argv[6], napi_uint32_array, &addr, &al) || al < 4 || off > dl || len > dl - off)
     return throw_type(env, "sendOne(handle, buffer, offset, length, family, port, addr)");
-  uint32_t ok = 0;
-  if (!s->closing) {
-    struct iovec iov = {(uint8_t *)data + off, len};
-    struct sockaddr_storage ss;
-    struct msghdr h;
-    memset(&h, 0, sizeof h);
-    h.msg_iov = &iov;
-    h.msg_iovlen = 1;
-    if (fam != 0) {
-      h.msg_name = &ss;
-      h.msg_namelen = (socklen_t)fill_addr(&ss, s->family, fam, port, addr);
-    }
-    ssize_t r;
-    do r = sendmsg(s->fd, &h, MSG_DONTWAIT);
-    while (r < 0 && errno == EINTR);
-    if (r >= 0) {
-      ok = 1;
-      s->stats[S_TX]++;
-    } else {
-      s->stats[S_ERRNO] = errno;
-      s->stats[errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS ? S_TX_BLOCKED : S_TX_ERR]++;
-    }
-  }
+  uint32_t ok = s->closing ? 0 : send_one(s, (const uint8_t *)data + off, len, fam, port, addr);
   napi_create_uint32(env, ok, &out);
   return out;
 }

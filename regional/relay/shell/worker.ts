@@ -15,13 +15,14 @@ import { ClusterEngine } from "../core/cluster-engine.ts";
 import { PopEngine } from "../core/pop-engine.ts";
 import { SourceList } from "../core/sources.ts";
 import { Action, PeerKind } from "../core/types.ts";
-import { chooseIoMode, type IoMode, Stat } from "../native/index.ts";
+import { chooseIoMode, type IoMode } from "../native/index.ts";
 import { RedisRegistry } from "../registry/redis-registry.ts";
 import { MemoryRegistry, type TransceiverRegistry } from "../registry/registry.ts";
 import type { FlowStore } from "../store/flow-store.ts";
 import { connectRedis, waitReady } from "../store/redis.ts";
 import { RedisFlowStore } from "../store/redis-flow-store.ts";
 import { BatchPath } from "./batch-path.ts";
+import { ioMetrics } from "./io-metrics.ts";
 import { RelayMetrics } from "./metrics.ts";
 import { bindUdp, closeUdp, connectUdp, formatAddress } from "./udp.ts";
 
@@ -62,7 +63,7 @@ export class RelayWorker {
   /** Datagram I/O: batched (native addon) or Node's dgram; see native/index.ts chooseIoMode. */
   readonly io: { mode: IoMode; reason: string };
   #batch: BatchPath | null = null;
-  #ioCounters: ((totals: Float64Array) => void) | null = null;
+  readonly #ioCounters: (totals: Float64Array) => void;
   readonly #log: Logger;
   readonly #warn: ReturnType<typeof rateLimited>;
   readonly #registry: TransceiverRegistry | null;
@@ -151,37 +152,7 @@ export class RelayWorker {
       });
     }
     this.#redis = redis;
-    this.#ioMetrics();
-  }
-
-  /** gr_relay_io_mode{mode} (1 for the one in use) and the batched path's own counters. */
-  #ioMetrics(): void {
-    const r = this.metrics.registry;
-    const mode = r.gauge(
-      "gr_relay_io_mode",
-      "Workers on each datagram I/O: batch (recvmmsg/sendmmsg) or dgram",
-      ["mode"],
-    );
-    mode.with({ mode: "batch" }).set(this.io.mode === "batch" ? 1 : 0);
-    mode.with({ mode: "dgram" }).set(this.io.mode === "dgram" ? 1 : 0);
-    if (this.io.mode !== "batch") return;
-    const ev = r.counter(
-      "gr_relay_io_events_total",
-      "Batched I/O events (datagrams dropped or not sent are in the names)",
-      ["event"],
-    );
-    const names: [string, number][] = [
-      ["rx_batches", Stat.rxBatches],
-      ["rx_truncated", Stat.rxTruncated],
-      ["rx_errors", Stat.rxErrors],
-      ["tx_calls", Stat.txCalls],
-      ["tx_would_block", Stat.txBlocked],
-      ["tx_errors", Stat.txErrors],
-    ];
-    const handles = names.map(([event, i]) => [ev.with({ event }), i] as const);
-    this.#ioCounters = (totals) => {
-      for (const [h, i] of handles) if (totals[i]! > h.value) h.inc(totals[i]! - h.value);
-    };
+    this.#ioCounters = ioMetrics(this.metrics.registry, this.io.mode);
   }
 
   readonly #redis: ReturnType<typeof connectRedis> | null;
@@ -480,7 +451,7 @@ export class RelayWorker {
   // ---- control ------------------------------------------------------------------------------------
 
   metricsText(): string {
-    if (this.#batch !== null) this.#ioCounters?.(this.#batch.totals());
+    if (this.#batch !== null) this.#ioCounters(this.#batch.totals());
     this.metrics.sync(this.engine);
     return this.metrics.registry.render();
   }
