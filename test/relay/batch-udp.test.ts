@@ -1,6 +1,9 @@
 // The batched UDP addon on its own, over real loopback sockets: many datagrams per batch both
 // ways, long datagrams in big slots and truncation beyond the maximum, IPv6 and dual-stack,
 // errors counted (never thrown) on the data path, idempotent close and no descriptor left behind.
+// A full send buffer (EAGAIN / ENOBUFS, counted as tx_would_block) cannot be provoked on loopback,
+// where the kernel hands send memory over at once; it takes the same counted path as the errors
+// provoked here.
 import { spawnSync } from "node:child_process";
 import dgram from "node:dgram";
 import { readdirSync } from "node:fs";
