@@ -383,6 +383,14 @@ async function main(): Promise<void> {
       procs.push(relay.proc);
       targets.push(relay.target);
     }
+    if (IO_MODES.includes("batch")) {
+      // coturn runs a UDP thread per CPU (two here, SO_REUSEPORT) on its one core: the relay with
+      // the same layout, two workers on core 0. On a shared core, two threads also get two
+      // scheduler shares, which is most of what coturn's latency under load shows.
+      const relay = await startRelay(2, fwdCpus, "batch");
+      procs.push(relay.proc);
+      targets.push(relay.target);
+    }
     if (existsSync("/usr/bin/turnserver")) {
       try {
         const sinkPort = freePort();
@@ -467,7 +475,7 @@ async function main(): Promise<void> {
     // forwarder whose maximum is not 25% above that rate is left out: overloaded, it would only
     // measure its queue, and its backlog (all forwarders share core 0) would disturb the next one.
     const turnName = targets.find((t) => t.name.startsWith("coturn"))?.name;
-    const batchName = targets.find((t) => t.name.endsWith("batch)"))?.name;
+    const batchName = targets.find((t) => t.name.endsWith("1 worker, batch)"))?.name;
     const SAME = Math.round((best.get(turnName ?? batchName ?? "") ?? 20_000) * 0.5);
     const same = new Map<
       string,
@@ -569,7 +577,8 @@ async function main(): Promise<void> {
 
     const fwdRow = rows.find((r) => r.name.startsWith("minimal"))!;
     const relayRow = rows.find((r) => r.name.startsWith("relay") && r.name.endsWith("dgram)"))!;
-    const batchRow = rows.find((r) => r.name.startsWith("relay") && r.name.endsWith("batch)"));
+    const batchRow = rows.find((r) => r.name.startsWith("relay") && r.name.endsWith("1 worker, batch)"));
+    const batch2Row = rows.find((r) => r.name.startsWith("relay") && r.name.endsWith("2 workers, batch)"));
     const turnRow = rows.find((r) => r.name.startsWith("coturn"));
     const ratio = (a: number | undefined, b: number | undefined): number | null =>
       a !== undefined && b !== undefined && b !== 0 ? Number((a / b).toFixed(3)) : null;
@@ -600,6 +609,12 @@ async function main(): Promise<void> {
           batchRow?.sameRate && turnRow?.sameRate
             ? ratio(batchRow.sameRate.ppsPerCpuSecond, turnRow.sameRate.ppsPerCpuSecond)
             : null,
+        batch2VsCoturnPps: ratio(batch2Row?.pps, turnRow?.pps),
+        batch2VsCoturnPpsPerCpu: ratio(batch2Row?.ppsPerCpuSecond, turnRow?.ppsPerCpuSecond),
+        batch2MinusCoturnAddedP50UsSameRate:
+          batch2Row?.sameRate && turnRow?.sameRate
+            ? batch2Row.sameRate.addedP50 - turnRow.sameRate.addedP50
+            : null,
         batchMinusCoturnAddedP50UsSameRate:
           batchRow?.sameRate && turnRow?.sameRate
             ? batchRow.sameRate.addedP50 - turnRow.sameRate.addedP50
@@ -618,6 +633,7 @@ async function main(): Promise<void> {
           `| ${r.name} | ${r.pps} | ${r.usPerPacket} | ${r.ppsPerCpuSecond} | ${r.halfLoad?.rate} pps | ${r.halfLoad?.p50} / ${r.halfLoad?.p99} µs | ${r.halfLoad?.addedP50} / ${r.halfLoad?.addedP99} µs | ${r.sameRate ? `${r.sameRate.addedP50} / ${r.sameRate.addedP99} µs, ${r.sameRate.usPerPacket} µs CPU/packet` : "over its maximum"} | ${r.lowLoad.addedP50} / ${r.lowLoad.addedP99} µs |`,
       ),
       "",
+      `two batched workers on one core / coturn: pps x${results.ratios.batch2VsCoturnPps ?? "n/a"}, packets per CPU-second x${results.ratios.batch2VsCoturnPpsPerCpu ?? "n/a"}, added p50 at ${SAME} pps ${results.ratios.batch2MinusCoturnAddedP50UsSameRate ?? "n/a"} µs more than coturn's`,
       `batched relay / coturn: pps x${results.ratios.batchVsCoturnPps ?? "n/a"}, packets per CPU-second x${results.ratios.batchVsCoturnPpsPerCpu ?? "n/a"} at ${CPU_RATE} pps and x${results.ratios.batchVsCoturnPpsPerCpuSameRate ?? "n/a"} at ${SAME} pps, added p50 at ${SAME} pps ${results.ratios.batchMinusCoturnAddedP50UsSameRate ?? "n/a"} µs more than coturn's; batched / dgram relay: pps x${results.ratios.batchVsDgramPps ?? "n/a"}, packets per CPU-second x${results.ratios.batchVsDgramPpsPerCpu ?? "n/a"} ${batchNote}`,
       `relay / forwarder: pps x${results.ratios.relayVsForwarderPps}, packets per CPU-second x${results.ratios.relayVsForwarderCpu}; relay / coturn packets per CPU-second: x${results.ratios.relayVsCoturnPpsPerCpu ?? "n/a"} ${coturnNote}`,
       `scaling (unpinned, generator on the same cores): ${scaling.map((s) => `${s.workers} worker(s) ${s.pps} pps, ${s.usPerPacket} µs CPU/packet at ${CPU_RATE} pps`).join("; ")} -> pps x${results.ratios.twoWorkersVsOne}; flows per worker with 2 workers: ${perWorker.join(" / ")}`,
