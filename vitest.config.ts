@@ -27,7 +27,15 @@ export default defineConfig({
           exclude: [...configDefaults.exclude, ...RELAY],
         },
       },
-      { extends: true, test: { name: "relay-batch", include: RELAY, env: { GR_RELAY_IO: "batch" } } },
+      {
+        extends: true,
+        test: {
+          name: "relay-batch",
+          include: RELAY,
+          env: { GR_RELAY_IO: "batch" },
+          globalSetup: ["test/relay/native-setup.ts"],
+        },
+      },
       { extends: true, test: { name: "relay-dgram", include: RELAY_SOCKETS, env: { GR_RELAY_IO: "dgram" } } },
     ],
   },
