@@ -141,6 +141,43 @@ describe("batched UDP addon", () => {
     expect(s.stats[Stat.rxBatches]).toBe(batches);
   });
 
+  it("sends runs of same-length datagrams to one peer as GSO trains; the peer gets each datagram", async () => {
+    for (const gso of [true, false]) {
+      const s = sock({ gso });
+      const out = sock({ gso });
+      const p = await peer();
+      const got: Buffer[] = [];
+      p.on("message", (m) => got.push(m));
+      out.connect("127.0.0.1", p.address().port);
+      out.headers.fill(7); // header rows belong to the sending socket
+      s.start((n) => {
+        // Every datagram to the connected peer behind header i; a 150-byte one ends a run.
+        for (let i = 0; i < n; i++) out.queue(i, 0, s.rxMeta[i * RX_META]!, i, 0, 0, 0);
+        out.flush(s);
+      });
+      const c = await peer();
+      const N = 600;
+      for (let i = 0; i < N; i++) {
+        const d = Buffer.alloc(i % 97 === 0 ? 150 : 200, i & 255);
+        d.writeUInt32BE(i, 0);
+        c.send(d, s.address().port, "127.0.0.1");
+      }
+      await until(() => got.length === N, `${N} datagrams at the peer (gso ${gso})`);
+      const seen = new Set<number>();
+      for (const m of got) {
+        const i = m.readUInt32BE(28);
+        expect(m.length).toBe(28 + (i % 97 === 0 ? 150 : 200));
+        expect(m.subarray(0, 28).every((b) => b === 7)).toBe(true);
+        expect(m.subarray(32).every((b) => b === (i & 255))).toBe(true);
+        seen.add(i);
+      }
+      expect(seen.size).toBe(N);
+      expect(out.stats[Stat.tx]).toBe(N);
+      if (gso) expect(out.stats[Stat.txGsoTrains]).toBeGreaterThan(0);
+      else expect(out.stats[Stat.txGsoTrains]).toBe(0);
+    }
+  });
+
   it("keeps a long datagram whole in its big slot and drops one beyond the maximum, counted", async () => {
     const s = sock({ slotBytes: 256, maxDatagram: 1_024 });
     const { got } = collect(s);

@@ -39,6 +39,11 @@ static void free_sock(sock_t *s) {
   free(s->tmsg);
   free(s->tiov);
   free(s->taddr);
+  free(s->gmsg);
+  free(s->giov);
+  free(s->gctl);
+  free(s->gcount);
+  free(s->gfirst);
   free(s);
 }
 
@@ -107,12 +112,14 @@ static int get_typed(napi_env env, napi_value v, napi_typedarray_type want, void
 }
 
 /* create(family 4|6, host, port, reusePort, bufferBytes, rxArena, bigArena, rxMeta, txHeaders, txMeta,
- * stats) */
+ * stats, gso) */
 static napi_value js_create(napi_env env, napi_callback_info info) {
-  size_t argc = 11;
-  napi_value argv[11], self;
+  size_t argc = 12;
+  napi_value argv[12], self;
   napi_get_cb_info(env, info, &argc, argv, &self, NULL);
-  if (argc < 11) return throw_type(env, "create: 11 arguments expected");
+  if (argc < 12) return throw_type(env, "create: 12 arguments expected");
+  bool gso;
+  if (napi_get_value_bool(env, argv[11], &gso) != napi_ok) return throw_type(env, "gso must be a boolean");
   uint32_t fam, port, reuse, bufbytes;
   char host[64];
   size_t hl;
@@ -139,7 +146,7 @@ static napi_value js_create(napi_env env, napi_callback_info info) {
     return throw_type(env, "txHeaders must be a Buffer");
   if (!get_typed(env, argv[9], napi_uint32_array, &txm, &txml)) return throw_type(env, "txMeta must be a Uint32Array");
   if (!get_typed(env, argv[10], napi_float64_array, &st, &stl) || stl < S_COUNT)
-    return throw_type(env, "stats must be a Float64Array of 9+");
+    return throw_type(env, "stats must be a Float64Array of 10+");
   uint32_t batch = (uint32_t)(rxml / RX_META);
   if (batch == 0 || batch > MAX_BATCH || txml < (size_t)batch * TX_META || rxl % batch != 0 || hdrl % batch != 0 ||
       bigl % batch != 0 || (bigl != 0 && bigl / batch <= rxl / batch))
@@ -193,7 +200,14 @@ static napi_value js_create(napi_env env, napi_callback_info info) {
   s->tmsg = calloc(batch, sizeof *s->tmsg);
   s->tiov = calloc(2 * (size_t)batch, sizeof *s->tiov);
   s->taddr = calloc(batch, sizeof *s->taddr);
-  if (!s->slots || !s->slot_refs || !s->bigs || !s->big_refs || !s->is_big || !s->rmsg || !s->riov || !s->raddr || !s->tmsg || !s->tiov || !s->taddr) {
+  s->gmsg = calloc(batch, sizeof *s->gmsg);
+  s->giov = calloc(2 * (size_t)batch, sizeof *s->giov);
+  s->gctl = calloc(batch, CMSG_SPACE(sizeof(uint16_t)));
+  s->gcount = calloc(batch, sizeof *s->gcount);
+  s->gfirst = calloc(batch, sizeof *s->gfirst);
+  s->gso = gso;
+  if (!s->slots || !s->slot_refs || !s->bigs || !s->big_refs || !s->is_big || !s->rmsg || !s->riov || !s->raddr || !s->tmsg || !s->tiov || !s->taddr || !s->gmsg || !s->giov ||
+      !s->gctl || !s->gcount || !s->gfirst) {
     close(fd);
     free_sock(s);
     return throw_errno(env, "create", ENOMEM);

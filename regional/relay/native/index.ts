@@ -27,8 +27,10 @@ export const Stat = {
   txErrors: 6,
   txCalls: 7,
   lastErrno: 8,
+  /** Sends that carried several datagrams as one UDP GSO train. */
+  txGsoTrains: 9,
 } as const;
-const STATS = 9;
+const STATS = 10;
 
 /** Datagrams per recvmmsg / sendmmsg call. */
 export const DEFAULT_BATCH = 64;
@@ -54,6 +56,7 @@ interface Binding {
     headers: Buffer,
     txMeta: Uint32Array,
     stats: Float64Array,
+    gso: boolean,
   ): Handle;
   start(h: Handle, onBatch: (count: number) => void): void;
   connect(h: Handle, host: string, port: number): void;
@@ -124,6 +127,11 @@ export interface BatchSocketOptions {
   slotBytes?: number;
   /** Longest datagram received whole (slotBytes disables long datagrams). */
   maxDatagram?: number;
+  /**
+   * Send runs of same-length datagrams to one peer as UDP GSO trains (default: unless
+   * GR_RELAY_GSO=off); a kernel or route that refuses it turns it off for the socket.
+   */
+  gso?: boolean;
   /** Header arena (batch x header bytes), shared by the sockets of one worker; own one if absent. */
   headers?: Buffer;
 }
@@ -181,6 +189,7 @@ export class BatchSocket {
       this.headers,
       this.txMeta,
       this.stats,
+      o.gso ?? process.env.GR_RELAY_GSO !== "off",
     );
   }
 

@@ -121,6 +121,41 @@ uint32_t recv_batch(sock_t *s) {
   return (uint32_t)r;
 }
 
+/* sendmmsg until all went, the buffer is full or (GSO) the kernel refuses a train. counts: datagrams
+ * per message (NULL: one each). Returns datagrams sent; *refused: index of a refused GSO train, or n. */
+static uint32_t send_msgs(sock_t *t, struct mmsghdr *msgs, const uint16_t *counts, uint32_t n, uint32_t *refused) {
+  uint32_t sent = 0, at = 0;
+  *refused = n;
+  while (at < n && !t->closing) {
+    int k = sendmmsg(t->fd, &msgs[at], n - at, MSG_DONTWAIT);
+    t->stats[S_TX_CALLS]++;
+    if (k > 0) {
+      for (int i = 0; i < k; i++) {
+        uint32_t c = counts ? counts[at + (uint32_t)i] : 1;
+        sent += c;
+        if (c > 1) t->stats[S_TX_GSO]++;
+      }
+      at += (uint32_t)k;
+      continue;
+    }
+    int e = errno;
+    if (e == EINTR) continue;
+    t->stats[S_ERRNO] = e;
+    uint32_t c = counts ? counts[at] : 1;
+    if (c > 1 && (e == EIO || e == EINVAL || e == EOPNOTSUPP || e == ENOPROTOOPT)) {
+      *refused = at; /* no GSO here (device, route or kernel): the caller resends plainly */
+      break;
+    }
+    if (e == EAGAIN || e == EWOULDBLOCK || e == ENOBUFS) { /* kernel buffer full: the rest is lost */
+      for (uint32_t i = at; i < n; i++) t->stats[S_TX_BLOCKED] += counts ? counts[i] : 1;
+      break;
+    }
+    t->stats[S_TX_ERR] += c; /* this message (e.g. a pending ECONNREFUSED); go on with the rest */
+    at++;
+  }
+  return sent;
+}
+
 uint32_t flush_batch(sock_t *t, sock_t *r, uint32_t n) {
   uint32_t built = 0, bad = 0;
   for (uint32_t i = 0; i < n; i++) {
@@ -150,25 +185,19 @@ uint32_t flush_batch(sock_t *t, sock_t *r, uint32_t n) {
     built++;
   }
   t->stats[S_TX_ERR] += bad;
-  uint32_t sent = 0, at = 0;
-  while (at < built && !t->closing) {
-    int k = sendmmsg(t->fd, &t->tmsg[at], built - at, MSG_DONTWAIT);
-    t->stats[S_TX_CALLS]++;
-    if (k > 0) {
-      sent += (uint32_t)k;
-      at += (uint32_t)k;
-      continue;
+  uint32_t sent = 0, refused, from = 0;
+  if (t->gso && built > 1) {
+    uint32_t trains = gso_trains(t, built);
+    if (trains < built) {
+      sent = send_msgs(t, t->gmsg, t->gcount, trains, &refused);
+      if (refused == trains) from = built;
+      else {
+        t->gso = 0;
+        from = t->gfirst[refused];
+      }
     }
-    int e = errno;
-    if (e == EINTR) continue;
-    t->stats[S_ERRNO] = e;
-    if (e == EAGAIN || e == EWOULDBLOCK || e == ENOBUFS) { /* kernel buffer full: the rest is lost */
-      t->stats[S_TX_BLOCKED] += built - at;
-      break;
-    }
-    t->stats[S_TX_ERR]++; /* this one message (e.g. a pending ECONNREFUSED); go on with the rest */
-    at++;
   }
+  if (from < built) sent += send_msgs(t, &t->tmsg[from], NULL, built - from, &refused);
   t->stats[S_TX] += sent;
   return sent;
 }

@@ -24,7 +24,7 @@
 #define NO_HEADER 0xffffffffu
 
 /* Indices of the stats Float64Array (mirrored in native/index.ts). */
-enum { S_RX, S_RX_BATCHES, S_RX_TRUNC, S_RX_ERR, S_TX, S_TX_BLOCKED, S_TX_ERR, S_TX_CALLS, S_ERRNO, S_COUNT };
+enum { S_RX, S_RX_BATCHES, S_RX_TRUNC, S_RX_ERR, S_TX, S_TX_BLOCKED, S_TX_ERR, S_TX_CALLS, S_ERRNO, S_TX_GSO, S_COUNT };
 
 typedef struct sock_s {
   uv_poll_t poll;
@@ -58,6 +58,13 @@ typedef struct sock_s {
   struct mmsghdr *tmsg;
   struct iovec *tiov;
   struct sockaddr_storage *taddr;
+  /* UDP GSO trains (gso.c): several same-length datagrams to one peer as one send. */
+  int gso;
+  struct mmsghdr *gmsg;
+  struct iovec *giov;
+  uint8_t *gctl;
+  uint16_t *gcount;
+  uint32_t *gfirst;
 } sock_t;
 
 int fill_addr(struct sockaddr_storage *ss, int sock_family, uint32_t fam, uint32_t port, const uint32_t *a);
@@ -66,6 +73,8 @@ int parse_addr(const char *host, uint32_t port, int family, struct sockaddr_stor
 uint32_t recv_batch(sock_t *s);
 /* Sends t's first n txMeta rows from r's slots with sendmmsg; returns how many went (rest counted). */
 uint32_t flush_batch(sock_t *t, sock_t *r, uint32_t n);
+/* Groups t->tmsg[0..built) into GSO trains in t->gmsg; returns the number of trains. */
+uint32_t gso_trains(sock_t *t, uint32_t built);
 /* One datagram from caller memory; 1 sent, 0 not (counted). */
 uint32_t send_one(sock_t *s, const uint8_t *data, uint32_t len, uint32_t fam, uint32_t port, const uint32_t *addr);
 

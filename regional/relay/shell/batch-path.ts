@@ -36,7 +36,7 @@ export interface PathHost {
 /** Address texts by IPv4 number, as dgram would report them; cleared when full (bounded). */
 const MAX_CACHED_ADDRESSES = 16_384;
 const SEND_SCRATCH = 65_536 + FRAME_HEADER_BYTES;
-const STAT_COUNT = 9;
+const STAT_COUNT = 10;
 
 export class BatchPath {
   readonly #h: PathHost;

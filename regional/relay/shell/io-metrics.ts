@@ -10,6 +10,7 @@ const EVENTS: [string, number][] = [
   ["tx_calls", Stat.txCalls],
   ["tx_would_block", Stat.txBlocked],
   ["tx_errors", Stat.txErrors],
+  ["tx_gso_trains", Stat.txGsoTrains],
 ];
 
 /** Registers the families; returns the scrape-time update from the addon's totals (by Stat index). */
