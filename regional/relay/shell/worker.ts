@@ -15,12 +15,15 @@ import { ClusterEngine } from "../core/cluster-engine.ts";
 import { PopEngine } from "../core/pop-engine.ts";
 import { SourceList } from "../core/sources.ts";
 import { Action, PeerKind } from "../core/types.ts";
+import { chooseIoMode, type IoMode } from "../native/index.ts";
 import { Liveness, LiveRegistry, pingFrame } from "../registry/liveness.ts";
 import { RedisRegistry } from "../registry/redis-registry.ts";
 import { MemoryRegistry, type TransceiverRegistry } from "../registry/registry.ts";
 import type { FlowStore } from "../store/flow-store.ts";
 import { connectRedis, waitReady } from "../store/redis.ts";
 import { RedisFlowStore } from "../store/redis-flow-store.ts";
+import { BatchPath } from "./batch-path.ts";
+import { ioMetrics } from "./io-metrics.ts";
 import { RelayMetrics } from "./metrics.ts";
 import { bindUdp, closeUdp, connectUdp, formatAddress } from "./udp.ts";
 
@@ -58,6 +61,10 @@ export class RelayWorker {
   readonly metrics: RelayMetrics;
   readonly engine: PopEngine | ClusterEngine;
   readonly addresses: WorkerAddresses = { backbone: "" };
+  /** Datagram I/O: batched (native addon) or Node's dgram; see native/index.ts chooseIoMode. */
+  readonly io: { mode: IoMode; reason: string };
+  #batch: BatchPath | null = null;
+  readonly #ioCounters: (totals: Float64Array) => void;
   readonly #log: Logger;
   readonly #warn: ReturnType<typeof rateLimited>;
   readonly #registry: TransceiverRegistry | null;
@@ -90,6 +97,7 @@ export class RelayWorker {
     this.cfg = cfg;
     this.#log = log;
     this.#warn = rateLimited(log, 10_000);
+    this.io = chooseIoMode(process.env.GR_RELAY_IO);
     const topo = cfg.topology;
     const now = performance.now();
     const redis = cfg.redisUrl
@@ -149,6 +157,7 @@ export class RelayWorker {
       });
     }
     this.#redis = redis;
+    this.#ioCounters = ioMetrics(this.metrics.registry, this.io.mode);
   }
 
   readonly #redis: ReturnType<typeof connectRedis> | null;
@@ -168,6 +177,18 @@ export class RelayWorker {
     const cfg = this.cfg;
     const topo = cfg.topology;
     const buf = cfg.socketBufferBytes;
+    if (this.io.mode === "batch") {
+      this.#batch = new BatchPath(
+        {
+          engine: this.engine,
+          metrics: this.metrics,
+          coarseNow: () => this.#coarseNow,
+          drainEvents: (e) => this.#drainEvents(e),
+          warn: this.#warn,
+        },
+        buf,
+      );
+    }
     if (this.#redis !== null && !(await waitReady(this.#redis, 2_000))) {
       this.#log.warn("redis not reachable at start; running from memory until it is");
     }
@@ -190,7 +211,8 @@ export class RelayWorker {
         );
       }
     }
-    if (cfg.role === "pop") {
+    if (this.io.mode === "batch") this.#openBatch();
+    else if (cfg.role === "pop") {
       const pop = topo.pops.find((p) => p.id === cfg.id)!;
       const e = this.engine as PopEngine;
       for (const c of topo.clusters) {
@@ -219,6 +241,28 @@ export class RelayWorker {
       this.addresses.backbone = formatAddress(this.#backbone);
     }
     this.#timers.push(setInterval(() => this.#tick(), cfg.timers.tickMs));
+  }
+
+  /** The same sockets as below, on the batched path. */
+  #openBatch(): void {
+    const cfg = this.cfg;
+    const b = this.#batch!;
+    const bind = (address: string, what: "vip" | "backbone"): string => {
+      const hp = parseHostPort(address) as { host: string; port: number };
+      const a = b.listen(this.cfg.bindHost ?? hp.host, hp.port, what).address();
+      return a.family === 6 ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
+    };
+    if (cfg.role === "pop") {
+      const pop = cfg.topology.pops.find((p) => p.id === cfg.id)!;
+      for (const c of cfg.topology.clusters) {
+        if (c.id !== pop.clusterId) b.connect(PeerKind.cluster, c.id, this.#localHost, c.backbone);
+      }
+      this.addresses.vip = bind(pop.vip, "vip");
+      this.addresses.backbone = bind(pop.backbone, "backbone");
+    } else {
+      const cluster = cfg.topology.clusters.find((c) => c.id === cfg.id)!;
+      this.addresses.backbone = bind(cluster.backbone, "backbone");
+    }
   }
 
   /** Binds a topology address's port (on RELAY_BIND_HOST when set), shared by the workers. */
@@ -328,8 +372,10 @@ export class RelayWorker {
     const reg = this.#registry;
     if (reg === null || this.#closed) return;
     const want = reg.entries();
+    const b = this.#batch;
     for (const [id, addr] of this.#tAddr) {
       if (want.get(id) === addr) continue;
+      b?.disconnect(PeerKind.transceiver, id);
       const sock = this.#tSocks[id];
       this.#tSocks[id] = undefined;
       this.#tAddr.delete(id);
@@ -340,6 +386,18 @@ export class RelayWorker {
     for (const [id, addr] of want) {
       if (this.#tAddr.has(id)) continue;
       this.#tAddr.set(id, addr);
+      if (b !== null) {
+        try {
+          b.connect(PeerKind.transceiver, id, this.#localHost, addr);
+        } catch (err) {
+          this.#tAddr.delete(id);
+          this.#warn(`t${id}`, "cannot open transceiver socket", {
+            transceiverId: id,
+            error: (err as Error).message,
+          });
+        }
+        continue;
+      }
       pending.push(
         connectUdp(this.#localHost, addr, this.cfg.socketBufferBytes).then(
           (sock) => {
@@ -419,8 +477,10 @@ export class RelayWorker {
   #restored(e: PopEngine, id: number, rec: Parameters<PopEngine["restoreResult"]>[2]): void {
     if (this.#closed) return;
     e.restoreResult(performance.now(), id, rec);
+    const b = this.#batch;
     for (const q of e.queued.splice(0)) {
-      this.#sendWrapped(e, q.peerKind, q.peerId, q.header, q.buf.subarray(0, q.len));
+      if (b !== null) b.sendWrapped(q.peerKind, q.peerId, q.header, q.buf.subarray(0, q.len));
+      else this.#sendWrapped(e, q.peerKind, q.peerId, q.header, q.buf.subarray(0, q.len));
     }
     if (e.events.length > 0) this.#drainEvents(e);
   }
@@ -428,6 +488,7 @@ export class RelayWorker {
   // ---- control ------------------------------------------------------------------------------------
 
   metricsText(): string {
+    if (this.#batch !== null) this.#ioCounters(this.#batch.totals());
     this.metrics.sync(this.engine);
     return this.metrics.registry.render();
   }
@@ -453,6 +514,7 @@ export class RelayWorker {
     if (this.#closed) return;
     this.#closed = true;
     for (const t of this.#timers) clearInterval(t);
+    this.#batch?.close();
     const socks = [this.#vip, this.#backbone, ...this.#clusterSocks, ...this.#tSocks].filter(
       (s): s is dgram.Socket => s !== undefined && s !== null,
     );
