@@ -2,7 +2,8 @@
 // length as 2 bytes, big-endian. Pure: the reader takes chunks as the socket delivers them and
 // hands back one packet at a time, as a view of the chunk when the packet lies inside it (the
 // common case) or of its own bounded buffer when the packet spans chunks. It never throws on wire
-// input and never holds more than `maxPacket` + 1 bytes, whatever the peer sends.
+// input and never holds more than `maxPacket` + 1 bytes, whatever the peer sends; at rest (no
+// packet half-read) it holds none, so an idle connection costs only the reader object.
 
 export const LENGTH_BYTES = 2;
 /** The largest length the 2-byte prefix can say. */
@@ -22,7 +23,8 @@ const EMPTY: ReadResult = { kind: "empty" };
 
 export class Rfc4571Reader {
   readonly maxPacket: number;
-  readonly #buf: Uint8Array;
+  /** The packet spanning chunks, sized to it; null between such packets. */
+  #buf: Uint8Array | null = null;
   /** Bytes of the current packet in #buf; -1 while the length is not known yet. */
   #want = -1;
   #have = 0;
@@ -31,13 +33,12 @@ export class Rfc4571Reader {
   #chunk: Uint8Array = new Uint8Array(0);
   #off = 0;
   #broken = false;
-  readonly #packet = { kind: "packet" as const, bytes: new Uint8Array(0) };
+  readonly #packet: { kind: "packet"; bytes: Uint8Array } = { kind: "packet", bytes: new Uint8Array(0) };
 
   constructor(maxPacket: number) {
     if (!Number.isInteger(maxPacket) || maxPacket < 1 || maxPacket > RFC4571_MAX)
       throw new RangeError(`maxPacket must be 1..${RFC4571_MAX}, got ${maxPacket}`);
     this.maxPacket = maxPacket;
-    this.#buf = new Uint8Array(maxPacket);
   }
 
   /** Bytes held for a packet that spans chunks (what a connection costs beyond its socket). */
@@ -84,15 +85,18 @@ export class Rfc4571Reader {
       }
       this.#want = len;
       this.#have = 0;
+      this.#buf = new Uint8Array(len);
     }
+    const buf = this.#buf!;
     const take = Math.min(this.#want - this.#have, c.length - this.#off);
-    this.#buf.set(c.subarray(this.#off, this.#off + take), this.#have);
+    buf.set(c.subarray(this.#off, this.#off + take), this.#have);
     this.#have += take;
     this.#off += take;
     if (this.#have < this.#want) return MORE;
-    this.#packet.bytes = this.#buf.subarray(0, this.#want);
+    this.#packet.bytes = buf;
     this.#want = -1;
     this.#have = 0;
+    this.#buf = null;
     return this.#packet;
   }
 }
