@@ -163,14 +163,20 @@ export class TcpListener {
 
   /** A frame with the TCP-borne flag on the POP's backbone listener. */
   fromBackbone(now: number, address: string, port: number, msg: Buffer): void {
-    if (this.engine.fromBackbone(now, address, port, msg, msg.length) === Action.toClient) this.#toClient(msg);
+    if (this.engine.fromBackbone(now, address, port, msg, msg.length) === Action.toClient)
+      this.#toClient(msg);
   }
 
   /** Writes msg[28..] framed onto the flow's connection, reusing the header's last 2 bytes. */
   #toClient(msg: Buffer): void {
     const out = this.engine.out;
     const conn = this.#bySlot[out.slot];
-    if (conn === undefined || conn.port !== out.port || conn.address !== out.address || conn.reason !== null) {
+    if (
+      conn === undefined ||
+      conn.port !== out.port ||
+      conn.address !== out.address ||
+      conn.reason !== null
+    ) {
       this.counters.drop("no_connection");
       return;
     }
