@@ -132,9 +132,15 @@ export class TcpListener {
     const now = this.#o.now();
     r.push(chunk);
     for (let x: ReadResult = r.next(); x.kind !== "more"; x = r.next()) {
-      if (x.kind === "oversized") return this.#end(conn, "oversized_frame");
+      if (x.kind === "oversized") {
+        this.#end(conn, "oversized_frame");
+        return;
+      }
       if (x.kind === "empty") {
-        if (conn.slot < 0) return this.#end(conn, "not_routable");
+        if (conn.slot < 0) {
+          this.#end(conn, "not_routable");
+          return;
+        }
         this.counters.drop("empty_frame");
         continue;
       }
@@ -150,7 +156,8 @@ export class TcpListener {
       } else if (conn.slot < 0) {
         // The first packet must open a flow (a Binding request with a valid hint): anything else is
         // not ICE-TCP for us (a scanner, garbage, a forged hint), counted by the engine's reason.
-        return this.#end(conn, "not_routable");
+        this.#end(conn, "not_routable");
+        return;
       }
       if (conn.reason !== null) return;
     }
