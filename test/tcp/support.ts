@@ -47,7 +47,8 @@ export class TcpClient {
         port,
         noDelay: true,
         allowHalfOpen: opts.allowHalfOpen ?? false,
-        ...(opts.localPort ? { localPort: opts.localPort, localAddress: "127.0.0.1" } : {}),
+        ...(opts.localPort ? { localPort: opts.localPort } : {}),
+        localAddress: opts.localAddress ?? "127.0.0.1",
       });
       s.once("error", reject);
       s.once("connect", () => {
