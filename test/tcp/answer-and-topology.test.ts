@@ -33,7 +33,9 @@ describe("the answer's ICE-TCP candidate", () => {
 
 describe("topology: globalVipTcpPort and pops[].vipTcpPort", () => {
   it("are optional ports", async () => {
-    const t = topology(await ports()) as unknown as Record<string, unknown> & { pops: Record<string, unknown>[] };
+    const t = topology(await ports()) as unknown as Record<string, unknown> & {
+      pops: Record<string, unknown>[];
+    };
     expect(validateTopology(t).ok).toBe(true);
     t.globalVipTcpPort = 443;
     t.pops[0]!.vipTcpPort = 443;
@@ -42,7 +44,9 @@ describe("topology: globalVipTcpPort and pops[].vipTcpPort", () => {
   });
 
   it("name the field when out of range", async () => {
-    const t = topology(await ports()) as unknown as Record<string, unknown> & { pops: Record<string, unknown>[] };
+    const t = topology(await ports()) as unknown as Record<string, unknown> & {
+      pops: Record<string, unknown>[];
+    };
     t.globalVipTcpPort = 0;
     t.pops[0]!.vipTcpPort = "443";
     const r = validateTopology(t);
