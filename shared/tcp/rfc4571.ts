@@ -19,6 +19,7 @@ export type ReadResult =
   | { kind: "oversized"; length: number };
 
 const MORE: ReadResult = { kind: "more" };
+const NOTHING = new Uint8Array(0);
 const EMPTY: ReadResult = { kind: "empty" };
 
 export class Rfc4571Reader {
@@ -30,10 +31,10 @@ export class Rfc4571Reader {
   #have = 0;
   /** First length byte when a chunk ended after it. */
   #hi = -1;
-  #chunk: Uint8Array = new Uint8Array(0);
+  #chunk: Uint8Array = NOTHING;
   #off = 0;
   #broken = false;
-  readonly #packet: { kind: "packet"; bytes: Uint8Array } = { kind: "packet", bytes: new Uint8Array(0) };
+  readonly #packet: { kind: "packet"; bytes: Uint8Array } = { kind: "packet", bytes: NOTHING };
 
   constructor(maxPacket: number) {
     if (!Number.isInteger(maxPacket) || maxPacket < 1 || maxPacket > RFC4571_MAX)
@@ -53,6 +54,16 @@ export class Rfc4571Reader {
   }
 
   next(): ReadResult {
+    const r = this.#next();
+    // The chunk is used up: hold no reference to it (or to the last packet's view) while idle.
+    if (r === MORE) {
+      this.#chunk = NOTHING;
+      this.#packet.bytes = NOTHING;
+    }
+    return r;
+  }
+
+  #next(): ReadResult {
     if (this.#broken) return MORE;
     const c = this.#chunk;
     if (this.#want < 0) {

@@ -4,7 +4,6 @@
 // first, the largest length, an HTTP request, a TLS ClientHello, garbage after a valid length, a
 // forged hint), zero-length packets after routing, and a half-closed socket. Each is bounded and
 // counted with transport="tcp", and the call keeps >= 99 % of its audio throughout.
-import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_TCP_LIMITS, type TcpLimits } from "../../regional/relay/shell/tcp-limits.ts";
 import { frame } from "../../shared/tcp/rfc4571.ts";
@@ -42,9 +41,9 @@ async function connect(host = "127.0.0.1", allowHalfOpen = false): Promise<TcpCl
   return c;
 }
 
-function closeAll(): Promise<void> {
+async function closeAll(): Promise<void> {
   for (const c of open.splice(0)) c.close();
-  return until(
+  await until(
     async () => (await tcpMetric('gr_relay_tcp_connections{transport="tcp"}')) === 0,
     "connections gone",
   );

@@ -40,7 +40,10 @@ describe("a slow reader over ICE-TCP", () => {
     }
     expect(drops()).toBeGreaterThan(0);
     expect(stalled()).toBe(1);
-    expect(metric(pop.metricsText(), 'gr_relay_tcp_connections{transport="tcp"}')).toBe(1);
+    await until(
+      () => metric(pop.metricsText(), 'gr_relay_tcp_connections{transport="tcp"}') === 1,
+      "only the good connection left",
+    );
     for (let i = 0; i < 200; i++) good.send(rtp(160, seq++));
     await until(
       () => good.inbox.length === 1 + seq,

@@ -39,7 +39,7 @@ export class TcpClient {
 
   static connect(
     port: number,
-    opts: { allowHalfOpen?: boolean; localPort?: number } = {},
+    opts: { allowHalfOpen?: boolean; localPort?: number; localAddress?: string } = {},
   ): Promise<TcpClient> {
     return new Promise((resolve, reject) => {
       const s = net.connect({

@@ -119,12 +119,34 @@ export class TcpListener {
     this.#perSource.set(address, (this.#perSource.get(address) ?? 0) + 1);
     const conn = new Conn(socket, address, port, l.maxPacket, this.#o.now());
     this.#all.add(conn);
-    socket.on("data", (chunk: Buffer) => this.#onData(conn, chunk));
-    // FIN: we do not keep half-closed connections (the flow ends with the stream).
-    socket.on("end", () => this.#end(conn, "peer_closed"));
-    socket.on("error", () => this.#end(conn, "error"));
-    socket.on("close", () => this.#closed(conn));
+    this.#conn.set(socket, conn);
+    // Handlers shared by every connection (`this` is the socket): no closures per connection.
+    socket.on("data", this.#handlers.data);
+    socket.on("end", this.#handlers.end);
+    socket.on("error", this.#handlers.error);
+    socket.on("close", this.#handlers.close);
   }
+
+  /** Connection of a socket (a WeakMap: nothing to clean up, no field added to the socket). */
+  readonly #conn = new WeakMap<net.Socket, Conn>();
+  readonly #handlers = (() => {
+    const l = this;
+    return {
+      data(this: net.Socket, chunk: Buffer): void {
+        l.#onData(l.#conn.get(this)!, chunk);
+      },
+      // FIN: we do not keep half-closed connections (the flow ends with the stream).
+      end(this: net.Socket): void {
+        l.#end(l.#conn.get(this)!, "peer_closed");
+      },
+      error(this: net.Socket): void {
+        l.#end(l.#conn.get(this)!, "error");
+      },
+      close(this: net.Socket): void {
+        l.#closed(l.#conn.get(this)!);
+      },
+    };
+  })();
 
   #onData(conn: Conn, chunk: Buffer): void {
     const r = conn.reader;
