@@ -22,9 +22,11 @@ export async function startTcp(
 ): Promise<TcpListener | null> {
   if (pop.vipTcpPort === undefined) return null;
   const l = cfg.tcp;
+  const metrics = new TcpMetrics(registry, udp.popId, udp.rtt);
   const engine = new PopEngine({
     ...udp,
     transport: "tcp",
+    rtt: metrics,
     limits: {
       maxFlows: l.maxConnections,
       maxFlowsPerPrefix: Math.min(cfg.limits.maxFlowsPerPrefix, l.maxConnections),
@@ -43,7 +45,6 @@ export async function startTcp(
     sendUpstream,
     now: () => performance.now(),
   });
-  const metrics = new TcpMetrics(registry);
   listener.syncMetrics = () => metrics.sync(engine, listener.counters);
   return listener;
 }

@@ -2,8 +2,9 @@
 // engine's counters (same reasons as UDP), plus what only TCP has (connections and why they
 // ended, framing and backpressure drops). Copied in at scrape time like RelayMetrics.
 import { DATAGRAM_KIND_NAMES } from "../../../shared/stun/classify.ts";
-import type { CounterHandle, GaugeHandle, Registry } from "../../common/metrics.ts";
-import { KINDS } from "../core/stats.ts";
+import type { CounterHandle, GaugeHandle, HistogramHandle, Metric, Registry } from "../../common/metrics.ts";
+import { RttKind } from "../core/rtt.ts";
+import { KINDS, type RttSink } from "../core/stats.ts";
 import { DIRECTION_NAMES, DROP_NAMES } from "../core/types.ts";
 import type { EngineView } from "./metrics.ts";
 
@@ -51,7 +52,7 @@ function setCounter(h: CounterHandle, v: number): void {
   if (d > 0) h.inc(d);
 }
 
-export class TcpMetrics {
+export class TcpMetrics implements RttSink {
   readonly #packets: CounterHandle[] = [];
   readonly #bytes: CounterHandle[] = [];
   readonly #engineDrops: CounterHandle[];
@@ -64,8 +65,20 @@ export class TcpMetrics {
   readonly #halfOpen: GaugeHandle;
   readonly #created: CounterHandle;
   readonly #validated: CounterHandle;
+  readonly #firstHopFamily: Metric<HistogramHandle>;
+  readonly #firstHop = new Map<number, HistogramHandle>();
+  readonly #pop: string;
+  readonly #backbone: RttSink | undefined;
 
-  constructor(r: Registry) {
+  /** `backbone`: where backbone RTT samples go (the same leg as UDP's: the POP's own histogram). */
+  constructor(r: Registry, popId: number, backbone?: RttSink) {
+    this.#pop = String(popId);
+    this.#backbone = backbone;
+    this.#firstHopFamily = r.histogram(
+      "gr_relay_transport_first_hop_rtt_seconds",
+      "Transceiver's Binding request to the client's response, seen at the POP, by transport",
+      ["transport", "pop", "cluster"],
+    );
     const t = { transport: "tcp" };
     const packets = r.counter("gr_relay_transport_packets_total", "Packets forwarded, by transport", [
       "transport",
@@ -112,6 +125,19 @@ export class TcpMetrics {
     this.#validated = r
       .counter("gr_relay_transport_flows_validated_total", "Flows validated, by transport", ["transport"])
       .with(t);
+  }
+
+  rtt(kind: number, clusterId: number, ms: number): void {
+    if (kind !== RttKind.firstHop) {
+      this.#backbone?.rtt(kind, clusterId, ms);
+      return;
+    }
+    let h = this.#firstHop.get(clusterId);
+    if (h === undefined) {
+      h = this.#firstHopFamily.with({ transport: "tcp", pop: this.#pop, cluster: String(clusterId) });
+      this.#firstHop.set(clusterId, h);
+    }
+    h.observe(ms / 1000);
   }
 
   sync(e: EngineView, c: TcpCounters): void {
