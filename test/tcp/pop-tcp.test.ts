@@ -39,6 +39,8 @@ describe("ICE-TCP at the POP", () => {
       tcp: true,
     });
     expect([first.clientIp, first.clientPort]).toEqual(["127.0.0.1", c.port]);
+    await until(() => pop.flows(`127.0.0.1:${c.port}`).flow?.state === "answered", "flow validated");
+    expect(pop.flows(`127.0.0.1:${c.port}`).flow).toMatchObject({ transceiverId: 1, transport: "tcp" });
     // Media both ways, several packets per TCP segment and sizes around the limits.
     for (let i = 0; i < 50; i++) c.send(rtp(160, i));
     await until(() => c.inbox.length === 51, "50 echoed RTP packets");

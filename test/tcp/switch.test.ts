@@ -123,7 +123,9 @@ describe("a call whose network moves between UDP and ICE-TCP", () => {
       /gr_relay_transport_packets_total\{transport="tcp",direction="downstream",kind="rtp"\} [1-9]/,
     );
     // First-hop RTT over TCP has its own series (the transceiver's checks answered over TCP).
-    expect(tcpPackets).toMatch(/gr_relay_transport_first_hop_rtt_seconds_count\{transport="tcp",pop="7",cluster="1"\} [1-9]/);
+    expect(tcpPackets).toMatch(
+      /gr_relay_transport_first_hop_rtt_seconds_count\{transport="tcp",pop="7",cluster="1"\} [1-9]/,
+    );
     expect((await status()).state).toBe("connected");
   }, 120_000);
 });

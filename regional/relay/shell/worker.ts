@@ -426,6 +426,12 @@ export class RelayWorker {
         typeof hp === "string"
           ? null
           : (this.engine.lookup(hp.host, hp.port) as Record<string, unknown> | null);
+      // An ICE-TCP client (its TCP port): the TCP engine's flow, marked so.
+      const tcp = this.#tcp;
+      if (reply.flow === null && tcp !== null && typeof hp !== "string") {
+        const f = tcp.engine.lookup(hp.host, hp.port);
+        if (f !== null) reply.flow = { ...f, transport: "tcp" };
+      }
     }
     return reply;
   }
