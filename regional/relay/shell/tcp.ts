@@ -110,7 +110,8 @@ export class TcpListener {
             ? "source_limit"
             : null;
     if (refuse !== null || port === 0) {
-      c.refuse(refuse ?? "total_limit");
+      // port 0: the peer was gone before we saw it (nothing to count).
+      if (refuse !== null) c.refuse(refuse);
       socket.destroy();
       return;
     }
