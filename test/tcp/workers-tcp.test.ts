@@ -40,9 +40,9 @@ describe("ICE-TCP with two POP worker threads", () => {
       clients.push(c);
     }
     await until(() => clients.every((c) => c.inbox.length === 1), "every connection answered");
-    clients.forEach((c, i) => c.send(rtp(100 + i, i)));
+    for (const [i, c] of clients.entries()) c.send(rtp(100 + i, i));
     await until(() => clients.every((c) => c.inbox.length === 2), "every connection echoed");
-    clients.forEach((c, i) => expect(c.inbox[1]!.length).toBe(100 + i));
+    for (const [i, c] of clients.entries()) expect(c.inbox[1]!.length).toBe(100 + i);
     const text = await (await fetch(`http://${pop.addresses.admin}/metrics`)).text();
     expect(text).toMatch(/gr_relay_tcp_connections\{transport="tcp"\} 24/);
   }, 60_000);
