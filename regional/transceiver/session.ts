@@ -290,9 +290,11 @@ export class Session {
     const vip = this.#init.ingressVip;
     const second =
       cv && !(cv.host === vip.host && cv.port === vip.port) ? { host: cv.host, port: cv.port } : undefined;
+    const tcpPort = this.#d.config.vipTcpPort;
     return finishAnswer(localSdp, {
       opusFec: this.#init.offer.opusFec,
       ...(second ? { secondCandidate: second } : {}),
+      ...(tcpPort !== undefined ? { tcpCandidate: { host: vip.host, port: tcpPort } } : {}),
     });
   }
 

@@ -4,7 +4,7 @@
 // it can avoid; everything per flow (mirror writes, lookups) runs beside it.
 import type dgram from "node:dgram";
 import { performance } from "node:perf_hooks";
-import { FRAME_HEADER_BYTES } from "../../../shared/backbone/frame.ts";
+import { FRAME_FLAG_TCP, FRAME_HEADER_BYTES } from "../../../shared/backbone/frame.ts";
 import { HintVerifier } from "../../../shared/hint/codec.ts";
 import { parseKeyring } from "../../../shared/keys.ts";
 import { parseHostPort } from "../../../shared/topology/address.ts";
@@ -12,7 +12,7 @@ import { nodeMac } from "../../common/hmac.ts";
 import type { Logger } from "../../common/log.ts";
 import type { RelayConfig } from "../config.ts";
 import { ClusterEngine } from "../core/cluster-engine.ts";
-import { PopEngine } from "../core/pop-engine.ts";
+import { PopEngine, type PopEngineConfig } from "../core/pop-engine.ts";
 import { SourceList } from "../core/sources.ts";
 import { Action, PeerKind } from "../core/types.ts";
 import { chooseIoMode, type IoMode } from "../native/index.ts";
@@ -25,10 +25,13 @@ import { RedisFlowStore } from "../store/redis-flow-store.ts";
 import { BatchPath } from "./batch-path.ts";
 import { ioMetrics } from "./io-metrics.ts";
 import { RelayMetrics } from "./metrics.ts";
+import { startTcp, type TcpListener } from "./tcp-hook.ts";
 import { bindUdp, closeUdp, connectUdp, formatAddress } from "./udp.ts";
 
 export interface WorkerAddresses {
   vip?: string;
+  /** The ICE-TCP listener (a POP with vipTcpPort). */
+  vipTcp?: string;
   backbone: string;
 }
 
@@ -75,6 +78,9 @@ export class RelayWorker {
   readonly #store: FlowStore | null;
   readonly #localHost: string;
   #vip: dgram.Socket | null = null;
+  #tcp: TcpListener | null = null;
+  /** The POP engine's configuration (the ICE-TCP engine shares its verifier and registry). */
+  #popCfg: PopEngineConfig | null = null;
   #backbone: dgram.Socket | null = null;
   /** Connected upstream sockets, indexed by cluster id / transceiver id. */
   readonly #clusterSocks: (dgram.Socket | undefined)[] = [];
@@ -118,7 +124,7 @@ export class RelayWorker {
             : new RedisRegistry(redis!, colocated, this.metrics, false);
       this.#store = redis ? new RedisFlowStore(redis, this.metrics, Date.now, false) : null;
       this.#localHost = (parseHostPort(pop.backbone) as { host: string }).host;
-      this.engine = new PopEngine({
+      this.#popCfg = {
         popId: pop.id,
         clusters: topo.clusters.map((c) => c.id),
         clusterSources: new Map(topo.clusters.map((c) => [c.id, new SourceList(c.backboneCidrs)])),
@@ -131,7 +137,8 @@ export class RelayWorker {
         restore: this.#store !== null ? cfg.restore : null,
         rtt: this.metrics,
         now,
-      });
+      };
+      this.engine = new PopEngine(this.#popCfg);
       (this.engine as PopEngine).out.header = this.#scratchHeader;
     } else {
       const cluster = topo.clusters.find((c) => c.id === cfg.id)!;
@@ -230,6 +237,10 @@ export class RelayWorker {
         this.#onPopBackbone(e, msg, rinfo),
       );
       this.addresses.vip = formatAddress(this.#vip);
+      this.#tcp = await startTcp(cfg, pop, this.#popCfg!, this.metrics.registry, (k, id, h, p) =>
+        this.#sendWrapped(e, k, id, h, p),
+      );
+      if (this.#tcp !== null) this.addresses.vipTcp = this.#tcp.address;
       this.addresses.backbone = formatAddress(this.#backbone);
     } else {
       const cluster = topo.clusters.find((c) => c.id === cfg.id)!;
@@ -325,6 +336,10 @@ export class RelayWorker {
   #onUpstream(e: PopEngine, kind: number, id: number, msg: Buffer): void {
     const now =
       msg.length > FRAME_HEADER_BYTES && msg[FRAME_HEADER_BYTES]! < 4 ? performance.now() : this.#coarseNow;
+    if (this.#tcp !== null && msg.length > 2 && (msg[2]! & FRAME_FLAG_TCP) !== 0) {
+      this.#tcp.fromUpstream(now, kind, id, msg);
+      return;
+    }
     if (e.fromUpstream(now, kind, id, msg, msg.length) === Action.toClient) {
       this.#vip!.send(msg, FRAME_HEADER_BYTES, msg.length - FRAME_HEADER_BYTES, e.out.port, e.out.address);
     }
@@ -332,6 +347,10 @@ export class RelayWorker {
   }
 
   #onPopBackbone(e: PopEngine, msg: Buffer, rinfo: dgram.RemoteInfo): void {
+    if (this.#tcp !== null && msg.length > 2 && (msg[2]! & FRAME_FLAG_TCP) !== 0) {
+      this.#tcp.fromBackbone(performance.now(), rinfo.address, rinfo.port, msg);
+      return;
+    }
     const a = e.fromBackbone(performance.now(), rinfo.address, rinfo.port, msg, msg.length);
     if (a === Action.toClient) {
       this.#vip!.send(msg, FRAME_HEADER_BYTES, msg.length - FRAME_HEADER_BYTES, e.out.port, e.out.address);
@@ -427,6 +446,8 @@ export class RelayWorker {
     this.#coarseNow = performance.now();
     e.tick(this.#coarseNow);
     if (this.#liveness) this.#checkTransceivers(this.#liveness);
+    this.#tcp?.engine.tick(this.#coarseNow);
+    this.#tcp?.tick(this.#coarseNow);
     if (e instanceof PopEngine && e.events.length > 0) this.#drainEvents(e);
   }
 
@@ -490,6 +511,7 @@ export class RelayWorker {
   metricsText(): string {
     if (this.#batch !== null) this.#ioCounters(this.#batch.totals());
     this.metrics.sync(this.engine);
+    this.#tcp?.syncMetrics();
     return this.metrics.registry.render();
   }
 
@@ -502,12 +524,19 @@ export class RelayWorker {
         typeof hp === "string"
           ? null
           : (this.engine.lookup(hp.host, hp.port) as Record<string, unknown> | null);
+      // An ICE-TCP client (its TCP port): the TCP engine's flow, marked so.
+      const tcp = this.#tcp;
+      if (reply.flow === null && tcp !== null && typeof hp !== "string") {
+        const f = tcp.engine.lookup(hp.host, hp.port);
+        if (f !== null) reply.flow = { ...f, transport: "tcp" };
+      }
     }
     return reply;
   }
 
   drain(): void {
     this.engine.drain();
+    this.#tcp?.engine.drain();
   }
 
   async close(): Promise<void> {
@@ -515,6 +544,7 @@ export class RelayWorker {
     this.#closed = true;
     for (const t of this.#timers) clearInterval(t);
     this.#batch?.close();
+    await this.#tcp?.close();
     const socks = [this.#vip, this.#backbone, ...this.#clusterSocks, ...this.#tSocks].filter(
       (s): s is dgram.Socket => s !== undefined && s !== null,
     );
