@@ -32,6 +32,7 @@ import type { TransceiverConfig } from "./config.ts";
 import type { Mux, PathKey } from "./core/mux.ts";
 import { DEFAULT_PATH_LIMITS, PathBook, type PathLimits } from "./core/paths.ts";
 import { closePeer } from "./dtls-close.ts";
+import { guardRecordSequence } from "./dtls-sequence.ts";
 import { ApiError } from "./errors.ts";
 import type { RegionHandles, TransceiverMetrics } from "./metrics.ts";
 import { finishAnswer, type OfferInfo, replaceIceCredentials, restartAnswerFrag } from "./sdp.ts";
@@ -241,6 +242,7 @@ export class Session {
     if (iceTransportCount(pc) !== 1) {
       throw new ApiError("bundle_required", "every m-line must share one transport (a=group:BUNDLE)");
     }
+    guardRecordSequence(pc);
     // werift answers a=setup:active whatever the offer says; an offer that is itself active (or
     // passive) needs the opposite (RFC 5763 §5), or both ends would send (or wait for) a ClientHello.
     const role =
