@@ -22,6 +22,8 @@ export interface EchoAgentOptions {
   port?: number;
   /** Audio comes back this many milliseconds after it arrived. */
   delayMs?: number;
+  /** Accept audio batches when the transceiver asks (default true; false acts as an old backend). */
+  audioBatch?: boolean;
 }
 
 export interface EchoAgent {
@@ -48,7 +50,8 @@ export async function startEchoAgent(o: EchoAgentOptions = {}): Promise<EchoAgen
   const events: unknown[] = [];
   const h = newAudioFrameHeader();
   const reader = new AudioBatchReader();
-  const wantsBatch = (req: IncomingMessage) => req.headers[AUDIO_BATCH_HEADER] === "1";
+  const wantsBatch = (req: IncomingMessage) =>
+    o.audioBatch !== false && req.headers[AUDIO_BATCH_HEADER] === "1";
   wss.on("headers", (headers: string[], req: IncomingMessage) => {
     if (wantsBatch(req)) headers.push(`${AUDIO_BATCH_HEADER}: 1`);
   });
