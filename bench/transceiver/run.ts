@@ -63,8 +63,8 @@ class Child {
   send(m: Msg): void {
     this.p.send(m);
   }
-  async request(m: Msg, reply: string): Promise<Msg> {
-    const w = this.wait(reply);
+  async request(m: Msg, reply: string, timeoutMs?: number): Promise<Msg> {
+    const w = this.wait(reply, timeoutMs);
     this.send(m);
     return w;
   }
@@ -190,6 +190,7 @@ async function runMode(mode: string): Promise<Result> {
       secret,
     },
     "connected",
+    600_000,
   );
   const setupSeconds = (performance.now() - tSetup) / 1000;
   const afterSetup = await stats({ gc: true });
