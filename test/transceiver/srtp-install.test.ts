@@ -3,8 +3,8 @@
 // swapped-in methods are re-checked against the new source before the fingerprint is updated.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { RTCPeerConnection } from "werift";
 import { describe, expect, it } from "vitest";
+import { RTCPeerConnection } from "werift";
 import {
   fingerprint,
   installFastSrtp,
@@ -14,7 +14,11 @@ import {
 // Two werift peers on loopback; resolves with the SRTP profile their DTLS handshake chose.
 async function negotiatedProfile(): Promise<number | undefined> {
   const mk = () =>
-    new RTCPeerConnection({ iceUseIpv4: false, iceUseIpv6: false, iceAdditionalHostAddresses: ["127.0.0.1"] });
+    new RTCPeerConnection({
+      iceUseIpv4: false,
+      iceUseIpv6: false,
+      iceAdditionalHostAddresses: ["127.0.0.1"],
+    });
   const a = mk();
   const b = mk();
   try {
