@@ -66,4 +66,11 @@ describe("installFastSrtp", () => {
     expect(installFastSrtp("aes-cm-only")).toEqual({ ok: true, swapped: true });
     expect(await negotiatedProfile()).toBe(1);
   });
+
+  it("takes the profile order of the last call: back to werift's AES-GCM first", async () => {
+    expect(installFastSrtp("werift")).toEqual({ ok: true, swapped: true });
+    expect(await negotiatedProfile()).toBe(7);
+    expect(installFastSrtp("aes-cm-first")).toEqual({ ok: true, swapped: true });
+    expect(await negotiatedProfile()).toBe(1);
+  });
 });

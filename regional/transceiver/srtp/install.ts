@@ -55,18 +55,22 @@ const rtcpParse = RtcpHeader.deSerialize.bind(RtcpHeader);
 const parserSource = RtpHeader.deSerialize.toString() + RtcpHeader.deSerialize.toString();
 
 let installed: InstallResult | undefined;
+// The profile order of this process: the last install call sets it (the swap itself happens once).
+let offered: number[] | undefined;
 
-/** Idempotent. `expected` is for tests; production always checks the pinned fingerprint. */
+/** Idempotent swap; each call sets the profile order. `expected` is for tests. */
 export function installFastSrtp(
   order: SrtpProfileOrder = "aes-cm-only",
   expected = WERIFT_CTR_FINGERPRINT,
 ): InstallResult {
-  if (installed?.ok) return installed;
+  if (installed?.ok) {
+    offered = profilesOf(order);
+    return installed;
+  }
   const cls = ctrClass();
   const seen = fingerprint();
   if (seen !== expected) {
-    installed = { ok: false, reason: `werift's CipherAesCtr changed (fingerprint ${seen.slice(0, 12)})` };
-    return installed;
+    return { ok: false, reason: `werift's CipherAesCtr changed (fingerprint ${seen.slice(0, 12)})` };
   }
   const p = cls.prototype;
   p.encryptRtp = encryptRtp;
@@ -75,22 +79,20 @@ export function installFastSrtp(
   p.decryptRTCP = decryptRTCP;
   RtpHeader.deSerialize = fastRtpHeaderParser(rtpParse);
   RtcpHeader.deSerialize = fastRtcpHeaderParser(rtcpParse);
-  orderProfiles(order);
-  installed = { ok: true, swapped: true };
-  return installed;
-}
-
-function orderProfiles(order: SrtpProfileOrder): void {
-  if (order === "werift") return;
-  const profiles =
-    order === "aes-cm-only"
-      ? [ProtectionProfileAes128CmHmacSha1_80]
-      : [ProtectionProfileAes128CmHmacSha1_80, ProtectionProfileAeadAes128Gcm];
+  offered = profilesOf(order);
   const proto = RTCDtlsTransport.prototype as unknown as { start: (...a: unknown[]) => unknown };
   const start = proto.start;
   // werift reads srtpProfiles when start() builds its DtlsClient/DtlsServer.
   proto.start = function (this: { srtpProfiles: number[] }, ...a: unknown[]) {
-    this.srtpProfiles = profiles.slice();
+    if (offered !== undefined) this.srtpProfiles = offered.slice();
     return start.apply(this, a);
   };
+  installed = { ok: true, swapped: true };
+  return installed;
+}
+
+function profilesOf(order: SrtpProfileOrder): number[] | undefined {
+  if (order === "werift") return undefined;
+  if (order === "aes-cm-only") return [ProtectionProfileAes128CmHmacSha1_80];
+  return [ProtectionProfileAes128CmHmacSha1_80, ProtectionProfileAeadAes128Gcm];
 }
