@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import {
   ProtectionProfileAeadAes128Gcm,
   ProtectionProfileAes128CmHmacSha1_80,
+  RtcpHeader,
   RtpHeader,
   SrtcpSession,
   SrtpAuthenticationError,
@@ -34,6 +35,7 @@ const original = {
   encryptRTCP: ctrProto.encryptRTCP!,
   decryptRTCP: ctrProto.decryptRTCP!,
   rtpParse: RtpHeader.deSerialize.bind(RtpHeader),
+  rtcpParse: RtcpHeader.deSerialize.bind(RtcpHeader),
 };
 const install = installFastSrtp("werift");
 
@@ -263,6 +265,21 @@ describe("RTP/RTCP header parsers (swapped in with the cipher)", () => {
         }
       })();
       expect(fastR).toEqual(slow);
+    }
+  });
+
+  it("give werift's RTCP header objects for any 0-8 bytes", () => {
+    const ownRtcp = (RtcpHeader as unknown as { deSerialize: (b: Buffer) => RtcpHeader }).deSerialize;
+    const outcome = (f: () => unknown) => {
+      try {
+        return { ok: f() };
+      } catch (e) {
+        return { err: (e as Error).name };
+      }
+    };
+    for (let n = 0; n < 2000; n++) {
+      const raw = randomBytes(n % 9);
+      expect(outcome(() => ownRtcp(raw))).toEqual(outcome(() => original.rtcpParse(raw)));
     }
   });
 });
