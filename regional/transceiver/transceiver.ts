@@ -25,6 +25,7 @@ import { inspectOffer } from "./sdp.ts";
 import { type EndReason, Session, type SessionStatus } from "./session.ts";
 import { SetupLimiter } from "./setup-limit.ts";
 import { RequestVerifier } from "./signing.ts";
+import { installFastSrtp } from "./srtp/install.ts";
 import { assertGlueCompatible } from "./werift-glue.ts";
 
 export interface CreateRequest {
@@ -111,6 +112,9 @@ export class Transceiver {
   static async start(config: TransceiverConfig, o: TransceiverOptions = {}): Promise<Transceiver> {
     assertGlueCompatible();
     const t = new Transceiver(config, o);
+    const srtp = installFastSrtp(config.srtpProfiles);
+    if (!srtp.ok)
+      t.log.warn("fast SRTP not installed, werift's own SRTP runs (slower)", { reason: srtp.reason });
     // One DTLS certificate per process (werift caches it); make it before the first offer.
     await RTCDtlsTransport.SetupCertificate();
     t.verifier = await RequestVerifier.create(
