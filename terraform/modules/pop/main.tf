@@ -1,8 +1,11 @@
 # One Global Relay POP in one AWS region: an endpoint group of the anycast accelerator, a UDP
 # network load balancer (client VIP port, and the backbone port on a fixed Elastic IP), and an
-# autoscaling group of relay instances. Security: only the VIP port is open to the world; the
-# backbone port accepts only the clusters' backbone networks; instances accept only the load
-# balancer. Every resource sets `region` (AWS provider 6), so no per-region provider is needed.
+# autoscaling group of relay instances. With ICE-TCP on (vip_tcp_port set), also a TCP listener
+# and target group on the load balancer and an endpoint group on the accelerator's TCP listener;
+# with vip_tcp_port null none of that exists (every TCP resource counts on it). Security: only the
+# VIP ports are open to the world; the backbone port accepts only the clusters' backbone networks;
+# instances accept only the load balancer. Every resource sets `region` (AWS provider 6), so no
+# per-region provider is needed.
 
 locals {
   name           = "${var.name_prefix}-pop-${var.pop_name}"
@@ -13,6 +16,8 @@ locals {
   peer_cidrs_v4  = [for c in var.peer_cidrs : c if !strcontains(c, ":")]
   peer_cidrs_v6  = [for c in var.peer_cidrs : c if strcontains(c, ":")]
   hint_key_param = "/${var.name_prefix}/pop/${var.pop_name}/hint-keys"
+  # [] or [the port]: the for_each of the TCP ingress rule (count elsewhere).
+  tcp_ports = var.vip_tcp_port == null ? [] : [var.vip_tcp_port]
 }
 
 data "aws_ssm_parameter" "ami" {
@@ -44,7 +49,7 @@ resource "aws_ssm_parameter" "hint_keys" {
 resource "aws_security_group" "nlb" {
   region      = var.region
   name        = "${local.name}-nlb"
-  description = "Global Relay POP ${var.pop_name}: public VIP port, backbone from known peers only"
+  description = "Global Relay POP ${var.pop_name}: public VIP ports, backbone from known peers only"
   vpc_id      = var.vpc_id
 
   ingress {
@@ -54,6 +59,19 @@ resource "aws_security_group" "nlb" {
     to_port          = var.vip_port
     cidr_blocks      = ["0.0.0.0/0"]
     ipv6_cidr_blocks = ["::/0"]
+  }
+
+  # ICE-TCP: that one port, plain TCP (the NLB passes the stream through, no TLS termination).
+  dynamic "ingress" {
+    for_each = local.tcp_ports
+    content {
+      description      = "ICE-TCP clients (RFC 4571 framed STUN, DTLS, SRTP) through the accelerator, client IP preserved"
+      protocol         = "tcp"
+      from_port        = ingress.value
+      to_port          = ingress.value
+      cidr_blocks      = ["0.0.0.0/0"]
+      ipv6_cidr_blocks = ["::/0"]
+    }
   }
 
   ingress {
@@ -135,6 +153,30 @@ resource "aws_lb_target_group" "vip" {
   }
 }
 
+# ICE-TCP connections, passed through (TCP, not TLS) with the client's address preserved: the relay
+# keys each connection and its per-source cap by the real remote address. Health stays on the admin
+# /readyz: a probe of the TCP port itself would open a connection that never sends a Binding
+# request and be counted as a first_packet_timeout. Idle timeout: the NLB's TCP default (350 s),
+# far above the consent checks that keep a call's connection busy.
+resource "aws_lb_target_group" "vip_tcp" {
+  count = var.vip_tcp_port == null ? 0 : 1
+
+  region               = var.region
+  name                 = substr("${local.name}-tcp", 0, 32)
+  port                 = var.vip_tcp_port
+  protocol             = "TCP"
+  target_type          = "instance"
+  vpc_id               = var.vpc_id
+  preserve_client_ip   = true
+  deregistration_delay = local.drain_seconds
+
+  health_check {
+    protocol = "HTTP"
+    port     = tostring(local.admin_port)
+    path     = "/readyz"
+  }
+}
+
 resource "aws_lb_target_group" "backbone" {
   region               = var.region
   name                 = substr("${local.name}-bb", 0, 32)
@@ -161,6 +203,20 @@ resource "aws_lb_listener" "vip" {
   default_action {
     type             = "forward"
     target_group_arn = aws_lb_target_group.vip.arn
+  }
+}
+
+resource "aws_lb_listener" "vip_tcp" {
+  count = var.vip_tcp_port == null ? 0 : 1
+
+  region            = var.region
+  load_balancer_arn = aws_lb.this.arn
+  protocol          = "TCP"
+  port              = var.vip_tcp_port
+
+  default_action {
+    type             = "forward"
+    target_group_arn = aws_lb_target_group.vip_tcp[0].arn
   }
 }
 
@@ -265,7 +321,7 @@ resource "aws_autoscaling_group" "relay" {
   min_size                  = var.min_size
   max_size                  = var.max_size
   vpc_zone_identifier       = var.private_subnet_ids
-  target_group_arns         = [aws_lb_target_group.vip.arn, aws_lb_target_group.backbone.arn]
+  target_group_arns         = concat([aws_lb_target_group.vip.arn, aws_lb_target_group.backbone.arn], aws_lb_target_group.vip_tcp[*].arn)
   health_check_type         = "ELB"
   health_check_grace_period = 60
 
@@ -310,5 +366,38 @@ resource "aws_globalaccelerator_endpoint_group" "this" {
     endpoint_id                    = aws_lb.this.arn
     weight                         = 100
     client_ip_preservation_enabled = true
+  }
+}
+
+# The same load balancer behind the accelerator's TCP listener: one endpoint group per listener
+# and region.
+resource "aws_globalaccelerator_endpoint_group" "tcp" {
+  count = var.vip_tcp_port == null ? 0 : 1
+
+  listener_arn            = var.tcp_listener_arn
+  endpoint_group_region   = var.region
+  traffic_dial_percentage = var.traffic_dial
+
+  dynamic "port_override" {
+    for_each = var.vip_tcp_port == var.global_vip_tcp_port ? [] : [var.vip_tcp_port]
+    content {
+      listener_port = var.global_vip_tcp_port
+      endpoint_port = port_override.value
+    }
+  }
+
+  endpoint_configuration {
+    endpoint_id                    = aws_lb.this.arn
+    weight                         = 100
+    client_ip_preservation_enabled = true
+  }
+
+  # The root passes modules/anycast's TCP listener, made from the same port; a port without one
+  # would otherwise fail inside the provider with a message that names neither.
+  lifecycle {
+    precondition {
+      condition     = var.tcp_listener_arn != null
+      error_message = "POP ${var.pop_name} has vip_tcp_port ${var.vip_tcp_port} but no tcp_listener_arn: the accelerator needs its TCP listener (modules/anycast vip_tcp_port) first."
+    }
   }
 }
