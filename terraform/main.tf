@@ -49,6 +49,10 @@ locals {
   vip_host = trim(replace(local.global_vip, "/:[0-9]+$/", ""), "[]")
   vip_port = tonumber(regex("[0-9]+$", local.global_vip))
 
+  # ICE-TCP ports as the rendered topology carries them (absent, so null, when vip_tcp_port is).
+  vip_tcp_port      = lookup(module.topology.topology, "globalVipTcpPort", null)
+  pop_vip_tcp_ports = { for p in module.topology.topology.pops : p.name => lookup(p, "vipTcpPort", null) }
+
   # Known backbone peers: POPs accept frames only from cluster networks, clusters only from POPs.
   pop_backbone_cidrs     = distinct(flatten([for p in values(local.pops) : p.backbone_cidrs]))
   cluster_backbone_cidrs = distinct(flatten([for c in values(local.clusters) : c.backbone_cidrs]))
@@ -91,6 +95,7 @@ module "anycast" {
   name            = "${module.settings.name_prefix}-global-relay"
   vip_host        = local.vip_host
   vip_port        = local.vip_port
+  vip_tcp_port    = local.vip_tcp_port
   byoip           = module.settings.anycast.byoip
   client_affinity = module.settings.anycast.client_affinity
 }
@@ -119,6 +124,11 @@ module "pop" {
   relay_image        = local.images.relay
   topology_json      = module.topology.topology_json
   hint_keys          = module.settings.hint_keys
+
+  # ICE-TCP (null, and nothing of it created, when vip_tcp_port is null).
+  tcp_listener_arn    = module.anycast[0].tcp_listener_arn
+  global_vip_tcp_port = local.vip_tcp_port
+  vip_tcp_port        = local.pop_vip_tcp_ports[each.key]
 }
 
 module "cluster" {

@@ -26,6 +26,7 @@ function tfvars(name: string, text: string): string {
 }
 
 const messages = (r: PlanResult): string[] => r.errors.map(describeDiagnostic).sort();
+type TcpTopology = { globalVipTcpPort?: number; pops: { vipTcpPort?: number }[] };
 
 describe("the root module, providers stubbed (real terraform)", () => {
   it("is valid: every module call matches the modules' variables, every reference resolves", async () => {
@@ -46,6 +47,29 @@ describe("the root module, providers stubbed (real terraform)", () => {
     };
     const preview = await renderTopologyJson([EXAMPLE]);
     expect(doc.planned_values.outputs.topology_json.value).toBe(preview.json);
+  });
+
+  it("plans ICE-TCP on 443: the topology carries the port, every POP's TCP inputs pass its validations", async () => {
+    const plan = join(root.sandbox.dir, "tcp.tfplan");
+    const r = await root.plan([EXAMPLE], { vip_tcp_port: "443" }, TEST_SECRETS, plan);
+    expect(r.errors.map(describeDiagnostic)).toEqual([]);
+    const shown = await root.run(["show", "-json", plan]);
+    const doc = JSON.parse(shown.stdout) as {
+      planned_values: { outputs: { topology: { value: TcpTopology } } };
+    };
+    const topology = doc.planned_values.outputs.topology.value;
+    expect(topology.globalVipTcpPort).toBe(443);
+    expect(topology.pops.map((p) => p.vipTcpPort)).toEqual(topology.pops.map(() => 443));
+  });
+
+  it("refuses an ICE-TCP port on the VIP's UDP port, once per POP (one load balancer cannot take both)", async () => {
+    const r = await root.plan([EXAMPLE], { vip_tcp_port: "3478" });
+    const errors = messages(r);
+    expect(errors.length).toBeGreaterThanOrEqual(5);
+    for (const e of errors)
+      expect(e).toMatch(
+        /^POP [a-z0-9]+: vip_tcp_port \(3478\) must differ from the UDP ports of its load balancer/,
+      );
   });
 
   it("refuses to plan a cluster stack in the global workspace (the stack guard)", async () => {

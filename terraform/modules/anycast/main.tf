@@ -1,5 +1,6 @@
-# The anycast ingress: one accelerator, one UDP listener on the VIP port. Each POP (modules/pop)
-# adds its own endpoint group in its region, so a new POP needs nothing here.
+# The anycast ingress: one accelerator, one UDP listener on the VIP port and, when ICE-TCP is on
+# (vip_tcp_port), one TCP listener on that port. Each POP (modules/pop) adds its own endpoint
+# group to each listener in its region, so a new POP needs nothing here.
 
 resource "aws_globalaccelerator_accelerator" "this" {
   name            = var.name
@@ -16,6 +17,21 @@ resource "aws_globalaccelerator_listener" "udp" {
   port_range {
     from_port = var.vip_port
     to_port   = var.vip_port
+  }
+}
+
+# ICE-TCP (RFC 6544) for callers whose networks drop UDP: plain TCP, no TLS termination anywhere
+# (the stream carries RFC 4571 frames of STUN and DTLS). The same client affinity as UDP.
+resource "aws_globalaccelerator_listener" "tcp" {
+  count = var.vip_tcp_port == null ? 0 : 1
+
+  accelerator_arn = aws_globalaccelerator_accelerator.this.arn
+  protocol        = "TCP"
+  client_affinity = var.client_affinity
+
+  port_range {
+    from_port = var.vip_tcp_port
+    to_port   = var.vip_tcp_port
   }
 }
 

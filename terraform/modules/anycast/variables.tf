@@ -9,8 +9,17 @@ variable "vip_host" {
 }
 
 variable "vip_port" {
-  description = "UDP port of the Global Relay VIP (the listener's only port)."
+  description = "UDP port of the Global Relay VIP (the UDP listener's port)."
   type        = number
+}
+
+variable "vip_tcp_port" {
+  description = "TCP port of ICE-TCP on the VIP (topology globalVipTcpPort), or null: no TCP listener."
+  type        = number
+  validation {
+    condition     = var.vip_tcp_port == null || try(var.vip_tcp_port == floor(var.vip_tcp_port) && var.vip_tcp_port >= 1 && var.vip_tcp_port <= 65535, false)
+    error_message = "anycast vip_tcp_port must be null or a whole port number from 1 to 65535; got ${coalesce(var.vip_tcp_port, 0)}."
+  }
 }
 
 variable "byoip" {

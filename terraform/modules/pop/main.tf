@@ -1,8 +1,11 @@
 # One Global Relay POP in one AWS region: an endpoint group of the anycast accelerator, a UDP
 # network load balancer (client VIP port, and the backbone port on a fixed Elastic IP), and an
-# autoscaling group of relay instances. Security: only the VIP port is open to the world; the
-# backbone port accepts only the clusters' backbone networks; instances accept only the load
-# balancer. Every resource sets `region` (AWS provider 6), so no per-region provider is needed.
+# autoscaling group of relay instances. With ICE-TCP on (vip_tcp_port set), also a TCP listener
+# and target group on the load balancer and an endpoint group on the accelerator's TCP listener
+# (ice-tcp.tf); with vip_tcp_port null none of that exists. Security: only the VIP ports are open
+# to the world; the backbone port accepts only the clusters' backbone networks; instances accept
+# only the load balancer. Every resource sets `region` (AWS provider 6), so no per-region
+# provider is needed.
 
 locals {
   name           = "${var.name_prefix}-pop-${var.pop_name}"
@@ -13,6 +16,8 @@ locals {
   peer_cidrs_v4  = [for c in var.peer_cidrs : c if !strcontains(c, ":")]
   peer_cidrs_v6  = [for c in var.peer_cidrs : c if strcontains(c, ":")]
   hint_key_param = "/${var.name_prefix}/pop/${var.pop_name}/hint-keys"
+  # [] or [the port]: the for_each of the TCP ingress rule (count elsewhere).
+  tcp_ports = var.vip_tcp_port == null ? [] : [var.vip_tcp_port]
 }
 
 data "aws_ssm_parameter" "ami" {
@@ -44,7 +49,7 @@ resource "aws_ssm_parameter" "hint_keys" {
 resource "aws_security_group" "nlb" {
   region      = var.region
   name        = "${local.name}-nlb"
-  description = "Global Relay POP ${var.pop_name}: public VIP port, backbone from known peers only"
+  description = "Global Relay POP ${var.pop_name}: public VIP ports, backbone from known peers only"
   vpc_id      = var.vpc_id
 
   ingress {
@@ -54,6 +59,19 @@ resource "aws_security_group" "nlb" {
     to_port          = var.vip_port
     cidr_blocks      = ["0.0.0.0/0"]
     ipv6_cidr_blocks = ["::/0"]
+  }
+
+  # ICE-TCP: that one port, plain TCP (the NLB passes the stream through, no TLS termination).
+  dynamic "ingress" {
+    for_each = local.tcp_ports
+    content {
+      description      = "ICE-TCP clients (RFC 4571 framed STUN, DTLS, SRTP) through the accelerator, client IP preserved"
+      protocol         = "tcp"
+      from_port        = ingress.value
+      to_port          = ingress.value
+      cidr_blocks      = ["0.0.0.0/0"]
+      ipv6_cidr_blocks = ["::/0"]
+    }
   }
 
   ingress {
@@ -265,7 +283,7 @@ resource "aws_autoscaling_group" "relay" {
   min_size                  = var.min_size
   max_size                  = var.max_size
   vpc_zone_identifier       = var.private_subnet_ids
-  target_group_arns         = [aws_lb_target_group.vip.arn, aws_lb_target_group.backbone.arn]
+  target_group_arns         = concat([aws_lb_target_group.vip.arn, aws_lb_target_group.backbone.arn], aws_lb_target_group.vip_tcp[*].arn)
   health_check_type         = "ELB"
   health_check_grace_period = 60
 

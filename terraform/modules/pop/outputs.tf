@@ -9,5 +9,8 @@ output "summary" {
     traffic_dial    = var.traffic_dial
     hint_keys_param = aws_ssm_parameter.hint_keys.name
     endpoint_group  = aws_globalaccelerator_endpoint_group.this.arn
+    # ICE-TCP: null when vip_tcp_port is null.
+    vip_tcp_port       = var.vip_tcp_port
+    tcp_endpoint_group = one(aws_globalaccelerator_endpoint_group.tcp[*].arn)
   }
 }

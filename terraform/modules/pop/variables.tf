@@ -33,6 +33,39 @@ variable "vip_port" {
   type        = number
 }
 
+variable "tcp_listener_arn" {
+  description = "The anycast accelerator's ICE-TCP listener (modules/anycast), or null when vip_tcp_port is null."
+  type        = string
+}
+
+variable "global_vip_tcp_port" {
+  description = "ICE-TCP port of the global VIP (the TCP listener port, topology globalVipTcpPort), or null for no ICE-TCP."
+  type        = number
+  validation {
+    condition     = var.global_vip_tcp_port == null || try(var.global_vip_tcp_port == floor(var.global_vip_tcp_port) && var.global_vip_tcp_port >= 1 && var.global_vip_tcp_port <= 65535, false)
+    error_message = "POP ${var.pop_name}: global_vip_tcp_port must be null or a whole port number from 1 to 65535; got ${coalesce(var.global_vip_tcp_port, 0)}."
+  }
+}
+
+variable "vip_tcp_port" {
+  description = "TCP port the relay serves ICE-TCP clients on (the POP's pops[].vipTcpPort), or null: no TCP ingress, target group, listener or endpoint group."
+  type        = number
+  validation {
+    condition     = var.vip_tcp_port == null || try(var.vip_tcp_port == floor(var.vip_tcp_port) && var.vip_tcp_port >= 1 && var.vip_tcp_port <= 65535, false)
+    error_message = "POP ${var.pop_name}: vip_tcp_port must be null or a whole port number from 1 to 65535; got ${coalesce(var.vip_tcp_port, 0)}."
+  }
+  validation {
+    condition     = (var.vip_tcp_port == null) == (var.global_vip_tcp_port == null)
+    error_message = "POP ${var.pop_name}: vip_tcp_port and global_vip_tcp_port must both be set (ICE-TCP on) or both null; got ${coalesce(var.vip_tcp_port, "null")} and ${coalesce(var.global_vip_tcp_port, "null")}."
+  }
+  # One NLB cannot have a UDP and a TCP listener on the same port (that takes one TCP_UDP listener
+  # and TCP_UDP target groups, which this module does not build).
+  validation {
+    condition     = var.vip_tcp_port == null || try(var.vip_tcp_port != var.vip_port && var.vip_tcp_port != tonumber(regex("[0-9]+$", var.backbone)), false)
+    error_message = "POP ${var.pop_name}: vip_tcp_port (${coalesce(var.vip_tcp_port, 0)}) must differ from the UDP ports of its load balancer, the VIP port (${var.vip_port}) and the backbone port (${var.backbone}): a network load balancer takes a TCP and a UDP listener on one port only as a single TCP_UDP listener."
+  }
+}
+
 variable "backbone" {
   description = "The POP's backbone address \"ip:port\": an Elastic IP of this region, bound to the load balancer."
   type        = string

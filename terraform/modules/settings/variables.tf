@@ -45,7 +45,7 @@ variable "kubeconfig_path" {
 }
 
 variable "anycast" {
-  description = "The anycast ingress (AWS Global Accelerator, one UDP listener on the global_vip port). byoip = true binds global_vip itself (bring-your-own-IP pool); false lets AWS assign two static IPs (then set global_vip to one of them and apply again). client_affinity SOURCE_IP keeps a client on one POP when its NAT port changes."
+  description = "The anycast ingress (AWS Global Accelerator, one UDP listener on the global_vip port, and a TCP listener on vip_tcp_port when that is set). byoip = true binds global_vip itself (bring-your-own-IP pool); false lets AWS assign two static IPs (then set global_vip to one of them and apply again). client_affinity SOURCE_IP keeps a client on one POP when its NAT port changes."
   type = object({
     byoip           = optional(bool, true)
     client_affinity = optional(string, "SOURCE_IP")
