@@ -5,12 +5,13 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer } from "ws";
+import { MAX_SDP_BYTES } from "../../shared/sdp/offer.ts";
 import { type Caller, parseCaller } from "../../shared/signing/caller.ts";
 import { PROMETHEUS_CONTENT_TYPE } from "../common/metrics.ts";
+import { parseSdpFrag } from "./core/sdpfrag.ts";
 import { ApiError } from "./errors.ts";
 import { mediaType, readBody, sendError, sendJson } from "./http.ts";
-import { MAX_SDP_BYTES, parseSdpFrag } from "./sdp.ts";
-import type { EndReason, Session, SessionListener } from "./session.ts";
+import type { EndReason, Session, SessionListener } from "./shell/session.ts";
 import { acceptSideband, sidebandCallId } from "./sideband.ts";
 import type { CreateRequest, Transceiver } from "./transceiver.ts";
 

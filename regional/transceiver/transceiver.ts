@@ -8,23 +8,25 @@ import { RTCDtlsTransport } from "werift";
 import { mintCallId, verifyCallId } from "../../shared/callid/callid.ts";
 import type { MacSync } from "../../shared/hint/codec.ts";
 import { HEARTBEAT_TTL_MS, type TransceiverHeartbeat } from "../../shared/membership.ts";
+import { inspectOffer } from "../../shared/sdp/offer.ts";
 import type { Caller } from "../../shared/signing/caller.ts";
 import { parseHostPort } from "../../shared/topology/address.ts";
 import { hmacSha1, nodeMac } from "../common/hmac.ts";
 import { createLogger, type Logger } from "../common/log.ts";
 import { attachApi } from "./api.ts";
-import { BackboneSocket } from "./backbone.ts";
+import { type BackendConnector, INTERNAL_ECHO } from "./backend-link.ts";
 import type { TransceiverConfig } from "./config.ts";
 import { type CoarseClock, Mux } from "./core/mux.ts";
 import type { PathLimits } from "./core/paths.ts";
 import { ApiError } from "./errors.ts";
 import type { MembershipStore } from "./membership.ts";
 import { TransceiverMetrics } from "./metrics.ts";
-import { inspectOffer } from "./sdp.ts";
-import { type EndReason, Session, type SessionStatus } from "./session.ts";
 import { SetupLimiter } from "./setup-limit.ts";
+import { BackboneSocket } from "./shell/backbone.ts";
+import { webSocketBackend } from "./shell/bridge.ts";
+import { type EndReason, Session, type SessionStatus } from "./shell/session.ts";
+import { assertGlueCompatible } from "./shell/werift-glue.ts";
 import { RequestVerifier } from "./signing.ts";
-import { assertGlueCompatible } from "./werift-glue.ts";
 
 export interface CreateRequest {
   sdp: string;
@@ -56,6 +58,8 @@ export interface TransceiverOptions {
   membership?: MembershipStore;
   /** Path book limits for every session (tests; the defaults are in core/paths.ts). */
   pathLimits?: Partial<PathLimits>;
+  /** The backend each session opens (main.ts chooses); default: the WebSocket bridge to BACKEND_URL. */
+  backend?: BackendConnector;
 }
 
 const ENDED_KEEP_MS = 5 * 60_000;
@@ -79,6 +83,7 @@ export class Transceiver {
   readonly setupLimiter: SetupLimiter;
   readonly #membership: MembershipStore | undefined;
   readonly #pathLimits: Partial<PathLimits> | undefined;
+  readonly #backend: BackendConnector;
   #pending = 0;
   draining = false;
   #stopped = false;
@@ -103,6 +108,16 @@ export class Transceiver {
       config.setupTimeoutMs,
     );
     this.#pathLimits = o.pathLimits;
+    if (!o.backend && config.backendUrl.startsWith(INTERNAL_ECHO)) {
+      throw new Error(`BACKEND_URL ${config.backendUrl} is an in-process backend: the caller must inject it`);
+    }
+    this.#backend =
+      o.backend ??
+      webSocketBackend({
+        url: config.backendUrl,
+        queueBytes: config.backendQueueBytes,
+        connectTimeoutMs: config.backendConnectTimeoutMs,
+      });
   }
 
   static async start(config: TransceiverConfig, o: TransceiverOptions = {}): Promise<Transceiver> {
@@ -266,6 +281,7 @@ export class Transceiver {
             hintMac: this.#hintMac,
             hmacSha1,
             log: this.log,
+            backend: this.#backend,
             ...(this.#pathLimits ? { pathLimits: this.#pathLimits } : {}),
             onEnded: (s) => {
               if (ticket) this.setupLimiter.release(ticket);

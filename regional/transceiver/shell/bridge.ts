@@ -3,35 +3,13 @@
 // connects, frames wait in a bounded queue; once open, a frame is dropped (and counted) whenever
 // the socket's unsent bytes exceed the bound, so a slow or dead backend costs drops, not stalls.
 import WebSocket from "ws";
+import type { BackendCall, BackendConnector, BackendLink, BridgeHandlers } from "../backend-link.ts";
 import {
   type AudioFrameHeader,
   encodeAudioFrame,
   newAudioFrameHeader,
   readAudioFrameHeader,
-} from "./backend-protocol.ts";
-
-export interface BridgeHandlers {
-  onAudio(h: AudioFrameHeader, payload: Buffer): void;
-  onEvent(text: string): void;
-  /** Dropped frames towards the backend (already counted in `droppedToBackend`). */
-  onDrop(kind: "audio" | "event"): void;
-  onError(reason: BridgeErrorReason): void;
-  /** The backend connection is gone for good (after open or after a failed connect). */
-  onClose(code: number, reason: string): void;
-}
-
-/** What a session needs from its backend connection (WebSocket or in-process). */
-export interface BackendLink {
-  readonly state: "connecting" | "open" | "closed";
-  readonly droppedToBackend: number;
-  readonly framesToBackend: number;
-  readonly framesFromBackend: number;
-  sendAudio(h: AudioFrameHeader, payload: Uint8Array): void;
-  sendEvent(text: string): void;
-  close(finalEvent?: string): void;
-}
-
-export type BridgeErrorReason = "connect_failed" | "bad_frame" | "socket_error" | "event_too_large";
+} from "../backend-protocol.ts";
 
 export interface BridgeOptions {
   url: string;
@@ -41,12 +19,6 @@ export interface BridgeOptions {
 }
 
 export const MAX_EVENT_BYTES = 256 * 1024;
-
-/** BACKEND_URL of the in-process echo agent (no sockets): `internal:echo` or `internal:echo?delay_ms=40`. */
-export const INTERNAL_ECHO = "internal:echo";
-
-/** Opens the backend link for a URL: ws(s):// → WebSocket bridge, internal:echo → in-process echo. */
-export type LinkFactory = (o: BridgeOptions, h: BridgeHandlers) => BackendLink;
 
 export class BackendBridge implements BackendLink {
   readonly #ws: WebSocket;
@@ -156,4 +128,22 @@ export class BackendBridge implements BackendLink {
       this.#ws.terminate();
     }
   }
+}
+
+/** BACKEND_URL ws(s)://: one WebSocket per session, the call named in its headers. */
+export function webSocketBackend(o: Omit<BridgeOptions, "headers">): BackendConnector {
+  return {
+    open: (call: BackendCall, h: BridgeHandlers) =>
+      new BackendBridge(
+        {
+          ...o,
+          headers: {
+            "x-gr-call-id": call.callId,
+            "x-gr-cluster-id": String(call.clusterId),
+            "x-gr-transceiver-id": String(call.transceiverId),
+          },
+        },
+        h,
+      ),
+  };
 }
