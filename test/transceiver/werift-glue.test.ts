@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { RTCPeerConnection } from "werift";
-import { serverPeerConnection } from "../../regional/transceiver/shell/session.ts";
+import { serverPeerConnection } from "../../regional/transceiver/shell/peer.ts";
 import {
   type Address,
   assertGlueCompatible,

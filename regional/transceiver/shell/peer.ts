@@ -1,6 +1,14 @@
 // The server's werift peer connection for an offer, and the offer-driven adjustments werift does
 // not make by itself (DTLS role, the tagged video m-line).
-import { RTCPeerConnection, RTCRtpCodecParameters, useOPUS, usePCMU } from "werift";
+import {
+  type RTCDataChannel,
+  RTCPeerConnection,
+  RTCRtpCodecParameters,
+  type RTCRtpTransceiver,
+  type RtpPacket,
+  useOPUS,
+  usePCMU,
+} from "werift";
 import type { OfferInfo } from "../../../shared/sdp/offer.ts";
 
 /**
@@ -53,4 +61,31 @@ export function applyOffer(pc: RTCPeerConnection, offer: Pick<OfferInfo, "dtlsSe
   for (const t of pc.getTransceivers()) {
     if (t.kind === "video" && t.mid === tagged) t.setDirection("inactive");
   }
+}
+
+/** What a session hears from its peer connection. */
+export interface PeerHandlers {
+  iceConnected(): void;
+  iceFailed(): void;
+  dtlsConnected(): void;
+  dtlsFailed(): void;
+  closed(): void;
+  rtp(rtp: RtpPacket): void;
+  dataChannel(dc: RTCDataChannel): void;
+}
+
+export function watchPeer(pc: RTCPeerConnection, audio: RTCRtpTransceiver, h: PeerHandlers): void {
+  pc.iceConnectionStateChange.subscribe((st) => {
+    if (st === "connected") h.iceConnected();
+    else if (st === "failed") h.iceFailed();
+  });
+  pc.connectionStateChange.subscribe((st) => {
+    if (st === "connected") h.dtlsConnected();
+    else if (st === "failed") h.dtlsFailed();
+    else if (st === "closed") h.closed();
+  });
+  audio.onTrack.subscribe((track) => {
+    track.onReceiveRtp.subscribe((rtp) => h.rtp(rtp));
+  });
+  pc.onDataChannel.subscribe((dc) => h.dataChannel(dc));
 }

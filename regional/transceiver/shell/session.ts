@@ -6,58 +6,28 @@
 // pure core/lifetime.ts, core/ufrags.ts and core/answer.ts.
 import { randomBytes } from "node:crypto";
 import type { RTCPeerConnection, RTCRtpTransceiver, RtpPacket } from "werift";
-import type { MacSync } from "../../../shared/hint/codec.ts";
-import type { OfferInfo } from "../../../shared/sdp/offer.ts";
-import type { HmacSha1 } from "../../../shared/stun/integrity.ts";
-import type { HostPort } from "../../../shared/topology/address.ts";
-import type { Logger } from "../../common/log.ts";
-import type { BackendConnector, BackendLink } from "../backend-link.ts";
+import type { BackendLink } from "../backend-link.ts";
 import { type AudioFrameHeader, BridgeEvent } from "../backend-protocol.ts";
-import type { TransceiverConfig } from "../config.ts";
 import { lifetimeEnd } from "../core/lifetime.ts";
-import type { Mux, PathKey } from "../core/mux.ts";
-import { DEFAULT_PATH_LIMITS, PathBook, type PathLimits } from "../core/paths.ts";
+import type { PathKey } from "../core/mux.ts";
+import { DEFAULT_PATH_LIMITS, PathBook } from "../core/paths.ts";
 import { ApiError } from "../errors.ts";
-import type { RegionHandles, TransceiverMetrics } from "../metrics.ts";
+import type { RegionHandles } from "../metrics.ts";
 import { type EndReason, FLOW_CLOSE, type SessionState, type SessionStatus } from "../session-types.ts";
 import { SessionAudio } from "./audio.ts";
 import { ClientEvents, type SessionListener } from "./client-events.ts";
 import { Negotiation } from "./negotiation.ts";
-import { serverPeerConnection } from "./peer.ts";
+import { serverPeerConnection, watchPeer } from "./peer.ts";
 import { openBackend, startedEvent } from "./session-backend.ts";
+import type { SessionDeps, SessionInit } from "./session-deps.ts";
 import { SessionPaths } from "./session-paths.ts";
 import { SessionStats } from "./stats.ts";
+import { sessionStatus } from "./status.ts";
 import { SetupTimings } from "./timings.ts";
 
 export type { EndReason, SessionState, SessionStatus } from "../session-types.ts";
 export type { SessionListener } from "./client-events.ts";
-export { newEtag, newIcePwd } from "./negotiation.ts";
-export { serverPeerConnection } from "./peer.ts";
-
-export interface SessionDeps {
-  config: TransceiverConfig;
-  mux: Mux;
-  metrics: TransceiverMetrics;
-  hintMac: MacSync;
-  hmacSha1: HmacSha1;
-  log: Logger;
-  backend: BackendConnector;
-  /** Overrides of the path book's limits (tests); `quietMs` comes from PATH_QUIET_MS. */
-  pathLimits?: Partial<PathLimits>;
-  onEnded(s: Session): void;
-}
-
-export interface SessionInit {
-  callId: string;
-  region: string;
-  client: Record<string, unknown>;
-  ingressVip: HostPort;
-  popId: number | undefined;
-  sessionConfig: unknown;
-  offer: OfferInfo;
-  /** performance.now() when the request arrived. */
-  receivedAt: number;
-}
+export type { SessionDeps, SessionInit } from "./session-deps.ts";
 
 const newTxid = (): Uint8Array => randomBytes(12);
 const noop = (): void => {};
@@ -162,36 +132,28 @@ export class Session {
   }
 
   #wirePeerEvents(): void {
-    const { pc } = this;
-    pc.iceConnectionStateChange.subscribe((st) => {
-      if (this.state === "ended") return;
-      if (st === "connected") {
-        if (this.#timings.iceConnected()) this.#consent();
-      } else if (st === "failed" && !this.#neg.restarting) {
-        this.end(this.#timings.iceConnectedAt > 0 ? "consent_lost" : "ice_failed");
-      }
-    });
-    pc.connectionStateChange.subscribe((st) => {
-      if (this.state === "ended") return;
-      if (st === "connected") {
-        if (!this.#timings.dtlsConnected()) return;
+    const t = this.#timings;
+    const live = (): boolean => this.state !== "ended";
+    const failed = (connected: boolean, before: EndReason): void => {
+      if (live() && !this.#neg.restarting) this.end(connected ? "consent_lost" : before);
+    };
+    watchPeer(this.pc, this.#audioT, {
+      iceConnected: () => live() && t.iceConnected() && this.#consent(),
+      iceFailed: () => failed(t.iceConnectedAt > 0, "ice_failed"),
+      dtlsConnected: () => {
+        if (!live() || !t.dtlsConnected()) return;
         this.state = "connected";
         this.#consent();
-      } else if (st === "failed" && !this.#neg.restarting) {
-        this.end(this.#timings.dtlsConnectedAt > 0 ? "consent_lost" : "dtls_failed");
-      } else if (st === "closed") {
-        this.end("client_closed");
-      }
-    });
-    this.#audioT.onTrack.subscribe((track) => {
-      track.onReceiveRtp.subscribe((rtp) => this.#onClientAudio(rtp));
-    });
-    pc.onDataChannel.subscribe((dc) => {
-      if (!this.#events.adopt(dc)) return;
-      dc.onMessage.subscribe((m) => {
-        if (this.state === "ended") return;
-        this.#bridge.sendEvent(typeof m === "string" ? m : m.toString("utf8"));
-      });
+      },
+      dtlsFailed: () => failed(t.dtlsConnectedAt > 0, "dtls_failed"),
+      closed: () => live() && this.end("client_closed"),
+      rtp: (rtp) => this.#onClientAudio(rtp),
+      dataChannel: (dc) => {
+        if (!this.#events.adopt(dc)) return;
+        dc.onMessage.subscribe((m) => {
+          if (live()) this.#bridge.sendEvent(typeof m === "string" ? m : m.toString("utf8"));
+        });
+      },
     });
   }
 
@@ -312,34 +274,17 @@ export class Session {
   }
 
   status(): SessionStatus {
-    const path = this.paths.mediaPath();
-    const r = this.#neg.attachment?.selectedRtt();
-    return {
-      callId: this.callId,
-      state: this.state,
-      clusterId: this.#d.config.clusterId,
-      transceiverId: this.#d.config.transceiverId,
-      popId: path?.popId ?? this.#init.popId ?? null,
-      region: this.region,
-      clientAddress: path?.address ?? null,
-      codec: this.#audio.codecName ?? null,
+    return sessionStatus({
+      session: this,
+      ids: this.#d.config,
+      popId: this.#init.popId,
       opusFec: this.#init.offer.opusFec,
-      createdAt: new Date(this.createdAt).toISOString(),
-      durationMs: (this.endedAt || Date.now()) - this.createdAt,
+      path: this.paths.mediaPath(),
+      codec: this.#audio.codecName,
       timings: this.#timings.status(),
-      iceRttMs: r === undefined ? null : Math.round(r * 1000 * 10) / 10,
-      iceRestarts: this.iceRestarts,
-      addressChanges: this.addressChanges,
-      packets: { fromClient: this.packetsFromClient, toClient: this.packetsToClient },
-      backend: {
-        state: this.#bridge?.state ?? "closed",
-        framesToBackend: this.#bridge?.framesToBackend ?? 0,
-        framesFromBackend: this.#bridge?.framesFromBackend ?? 0,
-        droppedToBackend: this.#bridge?.droppedToBackend ?? 0,
-        droppedToClient: this.#events.dropped,
-      },
-      endReason: this.endReason ?? null,
-      endedAt: this.endedAt > 0 ? new Date(this.endedAt).toISOString() : null,
-    };
+      rtt: this.#neg.attachment?.selectedRtt(),
+      bridge: this.#bridge,
+      droppedToClient: this.#events.dropped,
+    });
   }
 }
