@@ -1,4 +1,5 @@
-// Small node:http helpers shared by the transceiver API and the cluster gateway.
+// Small node:http helpers of the cluster gateway (gateway.ts, which is moving to regional/gateway/
+// on Hono; the transceiver API no longer uses them: api-body.ts).
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import { ApiError } from "./errors.ts";
 

@@ -1,13 +1,14 @@
 // One transceiver process: the shared backbone socket and mux, the session table (sessions.ts),
 // the signalling API, heartbeats, timers, drain and stop. startTransceiver() runs it embedded
 // (tests, benchmarks); main.ts runs it from the environment and injects the backend.
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { RTCDtlsTransport } from "werift";
 import { HEARTBEAT_TTL_MS, type TransceiverHeartbeat } from "../../shared/membership.ts";
 import { hmacSha1, nodeMac } from "../common/hmac.ts";
 import { createLogger, type Logger } from "../common/log.ts";
-import { attachApi } from "./api.ts";
+import { apiServer } from "./api.ts";
+import type { ApiHost } from "./api-host.ts";
 import { type BackendConnector, INTERNAL_ECHO } from "./backend-link.ts";
 import type { TransceiverConfig } from "./config.ts";
 import { type CoarseClock, Mux } from "./core/mux.ts";
@@ -36,7 +37,7 @@ export interface TransceiverOptions {
   backend?: BackendConnector;
 }
 
-export class Transceiver {
+export class Transceiver implements ApiHost {
   readonly config: TransceiverConfig;
   readonly metrics: TransceiverMetrics;
   readonly log: Logger;
@@ -155,8 +156,7 @@ export class Transceiver {
       config.connectRelays ? (host, port) => sock.peerFor(host, port) : undefined,
     );
     t.#socket.attach(t.#mux);
-    t.#server = createServer();
-    attachApi(t.#server, t);
+    t.#server = apiServer(t);
     await new Promise<void>((resolve, reject) => {
       t.#server.once("error", reject);
       t.#server.listen(config.http.port, config.http.host, () => {
