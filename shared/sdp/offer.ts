@@ -49,6 +49,8 @@ export interface OfferInfo {
 export type OfferResult = OfferInfo | { ok: false; code: OfferProblem; message: string };
 
 export const ICE_CHARS = /^[A-Za-z0-9+/]+$/;
+/** RFC 8122 §5: a hash function name and the fingerprint as colon-separated hex bytes. */
+const FINGERPRINT = /^(sha-1|sha-224|sha-256|sha-384|sha-512|md5|md2) ([0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2})+)$/i;
 
 export function utf8Length(s: string): number {
   let n = 0;
@@ -189,6 +191,8 @@ export function inspectOffer(sdp: string): OfferResult {
     }
     out.push(line);
   }
+  // RFC 8866 §5: o= is required (the edge refused offers without it before it shared this check).
+  if (!lines.some((l) => l.startsWith("o="))) return fail("sdp_malformed", "the offer has no o= line");
   if (sections.length === 0) return fail("no_audio", "the offer has no m-line");
   // RFC 8843 §7.3.3: a bundle-only m-line carries port 0 in the offer but is not rejected; it
   // shares the BUNDLE transport (GStreamer webrtcbin with max-bundle and Firefox with bundlePolicy
@@ -219,8 +223,15 @@ export function inspectOffer(sdp: string): OfferResult {
     if (p.length < 22 || p.length > 256 || !ICE_CHARS.test(p)) {
       return fail("sdp_malformed", `m=${s.kind} (line ${s.lineNo}): a=ice-pwd must be 22-256 ice-chars`);
     }
-    if (attrValue(s.attrs, "fingerprint") === undefined && attrValue(session, "fingerprint") === undefined) {
+    const fp = attrValue(s.attrs, "fingerprint") ?? attrValue(session, "fingerprint");
+    if (fp === undefined) {
       return fail("sdp_malformed", `m=${s.kind} (line ${s.lineNo}) has no a=fingerprint (DTLS is required)`);
+    }
+    if (!FINGERPRINT.test(fp)) {
+      return fail(
+        "sdp_malformed",
+        `m=${s.kind} (line ${s.lineNo}): a=fingerprint must be "<hash> <hex:hex:...>"`,
+      );
     }
   }
   if (!audio.proto.includes("RTP/SAVPF") && !audio.proto.includes("RTP/SAVP")) {
