@@ -172,6 +172,16 @@ describe("architecture: who may import what", () => {
     expect(Object.keys(ALLOWED).filter((k) => !present.has(k))).toEqual([]);
   });
 
+  it("no file in the transceiver wing is over 300 lines (small parts, one job each)", () => {
+    // gateway.ts is leaving the wing for regional/gateway/ (its own program).
+    const wing = FILES.filter((f) => under(f, "regional/transceiver") && f !== "regional/transceiver/gateway.ts");
+    expect(wing.length).toBeGreaterThan(30);
+    const long = wing
+      .map((f) => [f, readFileSync(join(ROOT, f), "utf8").split("\n").length - 1] as const)
+      .filter(([, n]) => n > 300);
+    expect(long).toEqual([]);
+  });
+
   it("the rules catch what they are for", () => {
     const broken: Import[] = [
       { from: "shared/stun/reader.ts", to: "node:crypto", bare: true },
