@@ -26,22 +26,30 @@ export class BackboneGate {
   ip = -1;
   readonly #h: FrameHeader;
   readonly #ip6: Uint8Array;
-  readonly #sourcesOf: (h: FrameHeader) => SourceList | undefined;
+  readonly #sources: ReadonlyMap<number, SourceList>;
+  readonly #byPop: boolean;
 
   /**
-   * `h` is the engine's reused header, `ip6` its scratch buffer for an IPv6 source; `sourcesOf`
-   * picks the source networks for a decoded header (by its cluster or POP id).
+   * `h` is the engine's reused header, `ip6` its scratch buffer for an IPv6 source; `sources`
+   * are the networks per peer, keyed by the header's POP id (`by: "pop"`, at a cluster relay) or
+   * cluster id (`by: "cluster"`, at a POP).
    */
-  constructor(h: FrameHeader, ip6: Uint8Array, sourcesOf: (h: FrameHeader) => SourceList | undefined) {
+  constructor(
+    h: FrameHeader,
+    ip6: Uint8Array,
+    sources: ReadonlyMap<number, SourceList>,
+    by: "pop" | "cluster",
+  ) {
     this.#h = h;
     this.#ip6 = ip6;
-    this.#sourcesOf = sourcesOf;
+    this.#sources = sources;
+    this.#byPop = by === "pop";
   }
 
   check(buf: Uint8Array, len: number, address: string): Gate {
     const h = this.#h;
     if (decodeFrameHeader(buf, len, h) !== "ok") return Gate.malformed;
-    const sources = this.#sourcesOf(h);
+    const sources = this.#sources.get(this.#byPop ? h.popId : h.clusterId);
     if (sources === undefined) return Gate.sourceNotAllowed;
     const ip = ipv4Of(address);
     this.ip = ip;

@@ -54,7 +54,7 @@ export class ClusterEngine {
 
   constructor(cfg: ClusterEngineConfig) {
     this.#cfg = cfg;
-    this.#gate = new BackboneGate(this.#hdr, this.#ip6, (h) => cfg.popSources.get(h.popId));
+    this.#gate = new BackboneGate(this.#hdr, this.#ip6, cfg.popSources, "pop");
     this.table = new FlowTable(cfg.limits);
     const t = cfg.timers;
     this.#expiry = {

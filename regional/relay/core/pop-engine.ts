@@ -103,7 +103,7 @@ export class PopEngine {
 
   constructor(cfg: PopEngineConfig) {
     this.#cfg = cfg;
-    this.#gate = new BackboneGate(this.#hdr, this.#ip6, (h) => cfg.clusterSources.get(h.clusterId));
+    this.#gate = new BackboneGate(this.#hdr, this.#ip6, cfg.clusterSources, "cluster");
     this.table = new FlowTable(cfg.limits);
     const t = cfg.timers;
     this.#tickMs = t.tickMs;
