@@ -32,11 +32,7 @@ const membership: MembershipStore = config.redisUrl
 // The backend is chosen here, once: the sessions only see a BackendConnector.
 const backend: BackendConnector = config.backendUrl.startsWith(INTERNAL_ECHO)
   ? inProcessEchoBackend(config.backendUrl)
-  : webSocketBackend({
-      url: config.backendUrl,
-      queueBytes: config.backendQueueBytes,
-      connectTimeoutMs: config.backendConnectTimeoutMs,
-    });
+  : webSocketBackend(config);
 const t = await startTransceiver(config, { log, membership, backend });
 let stopping = false;
 const exit = async (how: "drain" | "stop"): Promise<void> => {

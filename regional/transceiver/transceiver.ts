@@ -71,13 +71,7 @@ export class Transceiver implements ApiHost {
     if (!o.backend && config.backendUrl.startsWith(INTERNAL_ECHO)) {
       throw new Error(`BACKEND_URL ${config.backendUrl} is an in-process backend: the caller must inject it`);
     }
-    const backend =
-      o.backend ??
-      webSocketBackend({
-        url: config.backendUrl,
-        queueBytes: config.backendQueueBytes,
-        connectTimeoutMs: config.backendConnectTimeoutMs,
-      });
+    const backend = o.backend ?? webSocketBackend(config);
     this.#table = new SessionTable({
       config,
       metrics: this.metrics,

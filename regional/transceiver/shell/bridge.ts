@@ -10,6 +10,7 @@ import {
   newAudioFrameHeader,
   readAudioFrameHeader,
 } from "../backend-protocol.ts";
+import type { TransceiverConfig } from "../config.ts";
 
 export interface BridgeOptions {
   url: string;
@@ -131,7 +132,14 @@ export class BackendBridge implements BackendLink {
 }
 
 /** BACKEND_URL ws(s)://: one WebSocket per session, the call named in its headers. */
-export function webSocketBackend(o: Omit<BridgeOptions, "headers">): BackendConnector {
+export function webSocketBackend(
+  c: Pick<TransceiverConfig, "backendUrl" | "backendQueueBytes" | "backendConnectTimeoutMs">,
+): BackendConnector {
+  const o = {
+    url: c.backendUrl,
+    queueBytes: c.backendQueueBytes,
+    connectTimeoutMs: c.backendConnectTimeoutMs,
+  };
   return {
     open: (call: BackendCall, h: BridgeHandlers) =>
       new BackendBridge(
