@@ -1,5 +1,6 @@
-// Small node:http helpers of the cluster gateway (gateway.ts, which is moving to regional/gateway/
-// on Hono; the transceiver API no longer uses them: api-body.ts).
+// Small node:http helpers: the header access signing.ts verifies with, and the body reader and
+// JSON writers of the cluster gateway (gateway.ts, moving to regional/gateway/ on Hono). The
+// transceiver API reads requests with api-body.ts.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import { ApiError } from "./errors.ts";
 
@@ -66,13 +67,4 @@ export function headerGetter(h: IncomingHttpHeaders): { get(name: string): strin
       return Array.isArray(v) ? (v[0] ?? null) : v;
     },
   };
-}
-
-/** Media type without parameters, lower-cased. */
-export function mediaType(h: IncomingHttpHeaders): string {
-  return (h["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
-}
-
-export function parseListen(hostPort: { host: string; port: number }): { host: string; port: number } {
-  return { host: hostPort.host, port: hostPort.port };
 }
