@@ -49,6 +49,7 @@ export type RouteName =
   | "calls.patch"
   | "calls.sip"
   | "sideband"
+  | "calls.resume"
   | "client_secrets"
   | "ws"
   | "regions"

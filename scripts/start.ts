@@ -3,11 +3,15 @@
 //   --no-dashboard     skip the dashboard
 //   --verbose          print every component's log lines
 //   --workers N        relay workers per relay process (default 1)
+//   --free-ports       free ports instead of the fixed ones, one transceiver per cluster (tests)
+// A component that dies is restarted with backoff (logged as JSON lines); if it keeps dying, or
+// when this process ends by any signal, every component stops (they watch this process).
 // Environment: LOCAL_API_KEY (default local-dev-key), ECHO_DELAY_MS (default 0).
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { curlExample } from "./lib/curl-example.ts";
-import { fixedPlan, startLocalSystem } from "./lib/local-system.ts";
+import { ephemeralPlan, fixedPlan, startLocalSystem } from "./lib/local-system.ts";
 import { StartError } from "./lib/supervisor.ts";
 
 const { values } = parseArgs({
@@ -16,6 +20,7 @@ const { values } = parseArgs({
     "no-dashboard": { type: "boolean", default: false },
     verbose: { type: "boolean", default: false },
     workers: { type: "string", default: "1" },
+    "free-ports": { type: "boolean", default: false },
     help: { type: "boolean", default: false },
   },
 });
@@ -37,7 +42,7 @@ if (!Number.isInteger(echoDelayMs) || echoDelayMs < 0 || echoDelayMs > 60_000) {
 const EXAMPLE_OFFER = join(import.meta.dirname, "..", "docs", "examples", "offer.sdp");
 const say = (line: string): void => console.log(`[global-relay] ${line}`);
 const redis = process.env.REDIS_URL ? process.env.REDIS_URL : values.redis;
-const plan = fixedPlan();
+const plan = values["free-ports"] ? await ephemeralPlan("127.0.0.1") : fixedPlan();
 let system: Awaited<ReturnType<typeof startLocalSystem>> | null = null;
 let shuttingDown = false;
 
@@ -51,6 +56,13 @@ async function shutdown(code: number): Promise<void> {
 }
 process.on("SIGINT", () => void shutdown(0));
 process.on("SIGTERM", () => void shutdown(0));
+process.on("SIGHUP", () => void shutdown(0));
+// When npm (or whatever started us) is killed outright, stop the system: the components watch
+// this process, this process watches its parent and, under npm's `sh -c`, npm too.
+const watched = watchedAncestors();
+setInterval(() => {
+  if (watched.some((pid) => !isAlive(pid)) || process.ppid !== watched[0]) void shutdown(0);
+}, 250).unref();
 
 try {
   system = await startLocalSystem({
@@ -67,6 +79,7 @@ try {
   console.error(`[global-relay] ${e instanceof StartError ? e.message : (e as Error).stack}`);
   process.exit(1);
 }
+system.supervisor.onEvent = (e) => console.log(JSON.stringify({ level: "warn", svc: "local-system", ...e }));
 system.supervisor.onExit = (r, code, signal) => {
   console.error(
     `[global-relay] ${r.name} exited unexpectedly (code ${code}, signal ${signal}); last output:`,
@@ -74,6 +87,11 @@ system.supervisor.onExit = (r, code, signal) => {
   for (const line of r.tail.slice(-15)) console.error(`    ${line}`);
   void shutdown(1);
 };
+if (values["free-ports"]) {
+  // For the test that kills this process: what must be gone afterwards.
+  const components = system.supervisor.running.map((r) => ({ name: r.name, pid: r.child.pid }));
+  console.log(JSON.stringify({ msg: "ready", svc: "local-system", pid: process.pid, components, plan }));
+}
 
 const h = plan.host;
 const lines = [
@@ -101,3 +119,27 @@ const lines = [
   "Open the demo page, press Start call, and hear yourself through the relay. Ctrl-C stops everything.",
 ];
 console.log(lines.join("\n"));
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Our parent, and npm above it when the parent is npm's script shell (Linux: from /proc). */
+function watchedAncestors(): number[] {
+  const out = [process.ppid];
+  if (process.env.npm_lifecycle_event === undefined) return out;
+  try {
+    const stat = readFileSync(`/proc/${process.ppid}/stat`, "utf8");
+    const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    const grand = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    if (/^(sh|dash|bash)$/.test(comm) && grand > 1) out.push(grand);
+  } catch {
+    /* not Linux: the parent alone */
+  }
+  return out;
+}

@@ -59,8 +59,9 @@ export const DEMO_HTML = `<!doctype html>
 <script type="module">
 const $ = (id) => document.getElementById(id);
 const demo = (window.grDemo = { state: "idle", callId: null, cluster: null, pop: null, rtt: null,
-  packetsSent: 0, packetsReceived: 0, audioEnergy: 0, events: [], error: null, dataChannel: null });
+  packetsSent: 0, packetsReceived: 0, audioEnergy: 0, events: [], error: null, dataChannel: null, resumes: 0 });
 let pc = null, dc = null, location = null, statsTimer = null, ctx = null, localStream = null;
+let lastHeard = { packets: 0, at: 0 }, resuming = false;
 
 function log(line) { const el = $("log"); el.textContent += line + "\\n"; el.scrollTop = el.scrollHeight; }
 function setState(s) { demo.state = s; const el = $("state"); el.textContent = s; el.className = "state " + s; }
@@ -110,28 +111,72 @@ async function stats() {
     if (s.type === "inbound-rtp" && s.kind === "audio") demo.packetsReceived = s.packetsReceived;
   });
   $("packets").textContent = demo.packetsSent + " / " + demo.packetsReceived;
+  watchMedia();
+}
+
+// Resume (docs/edge.md): audio stopped for a second → ask the API what happened; a call whose
+// transceiver failed is resumed with a new offer on its own URL (same call id, new connection).
+function watchMedia() {
+  const now = performance.now();
+  if (demo.packetsReceived !== lastHeard.packets || !lastHeard.at) { lastHeard = { packets: demo.packetsReceived, at: now }; return; }
+  if (resuming || !location || demo.state === "connecting" || now - lastHeard.at < 1000) return;
+  lastHeard.at = now;
+  fetch(location, { headers: { authorization: "Bearer " + $("key").value } })
+    .then((r) => r.json()).then((st) => { if (st.state === "ended" && st.endReason === "transceiver_failed") resume("transceiver_failed"); })
+    .catch(() => {});
+}
+
+/** A new peer connection with the local audio and the events channel; resolves to its offer. */
+async function newPeer() {
+  const mine = (pc = new RTCPeerConnection());
+  for (const t of localStream.getAudioTracks()) pc.addTrack(t, localStream);
+  pc.ontrack = (ev) => {
+    const audio = new Audio(); audio.srcObject = ev.streams[0] || new MediaStream([ev.track]); audio.play().catch(() => {});
+    meter(audio.srcObject);
+  };
+  pc.onconnectionstatechange = () => { if (pc === mine) setState(pc.connectionState); };
+  const channel = (dc = pc.createDataChannel("oai-events"));
+  demo.dataChannel = "connecting";
+  // A resumed call has a new connection: the old one's late events change nothing.
+  dc.onopen = () => { if (dc === channel) { demo.dataChannel = "open"; $("ping").disabled = false; } };
+  dc.onclose = () => { if (dc === channel) demo.dataChannel = "closed"; };
+  dc.onmessage = (ev) => {
+    demo.events.push(ev.data); log("← " + ev.data);
+    if (ev.data.includes('"transceiver.resume_required"')) resume("drain");
+  };
+  await pc.setLocalDescription(await pc.createOffer());
+  await new Promise((r) => { if (pc.iceGatheringState === "complete") r(); else { pc.onicegatheringstatechange = () => pc.iceGatheringState === "complete" && r(); setTimeout(r, 1500); } });
+  return pc.localDescription.sdp;
+}
+
+async function resume(why) {
+  if (resuming || !location) return;
+  resuming = true; log("resuming the call (" + why + ")");
+  try {
+    for (let attempt = 0; attempt < 10 && location; attempt++) {
+      if (pc) pc.close();
+      const sdp = await newPeer();
+      const res = await fetch(location, { method: "POST", body: sdp,
+        headers: { "content-type": "application/sdp", authorization: "Bearer " + $("key").value } });
+      if (res.status === 200) {
+        await pc.setRemoteDescription({ type: "answer", sdp: await res.text() });
+        demo.resumes++; lastHeard = { packets: 0, at: 0 }; log("resumed");
+        return;
+      }
+      log("resume: edge answered " + res.status);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  } catch (e) { log("resume failed: " + (e && e.message || e)); }
+  finally { resuming = false; }
 }
 
 async function start() {
   $("start").disabled = true; demo.error = null; setState("connecting");
   try {
-    pc = new RTCPeerConnection();
     localStream = await source();
-    for (const t of localStream.getAudioTracks()) pc.addTrack(t, localStream);
-    pc.ontrack = (ev) => {
-      const audio = new Audio(); audio.srcObject = ev.streams[0] || new MediaStream([ev.track]); audio.play().catch(() => {});
-      meter(audio.srcObject);
-    };
-    pc.onconnectionstatechange = () => { setState(pc ? pc.connectionState : "closed"); };
-    dc = pc.createDataChannel("oai-events");
-    demo.dataChannel = "connecting";
-    dc.onopen = () => { demo.dataChannel = "open"; $("ping").disabled = false; };
-    dc.onclose = () => { demo.dataChannel = "closed"; };
-    dc.onmessage = (ev) => { demo.events.push(ev.data); log("← " + ev.data); };
-    await pc.setLocalDescription(await pc.createOffer());
-    await new Promise((r) => { if (pc.iceGatheringState === "complete") r(); else { pc.onicegatheringstatechange = () => pc.iceGatheringState === "complete" && r(); setTimeout(r, 1500); } });
+    const offer = await newPeer();
     const t0 = performance.now();
-    const res = await fetch("/v1/realtime/calls", { method: "POST", body: pc.localDescription.sdp,
+    const res = await fetch("/v1/realtime/calls", { method: "POST", body: offer,
       headers: { "content-type": "application/sdp", authorization: "Bearer " + $("key").value } });
     if (res.status !== 201) { const body = await res.text(); throw new Error("edge answered " + res.status + ": " + body); }
     location = res.headers.get("location");

@@ -6,6 +6,7 @@
 //   POST   /v1/realtime/calls/{id}/hangup   hang up (Realtime API)
 //   PATCH  /v1/realtime/calls/{id}          trickle / ICE restart (WHIP, If-Match forwarded)
 //   POST   /v1/realtime/calls/{id}/{accept,reject,refer}   501: SIP call control, not offered here
+//   POST   /v1/realtime/calls/{id}          resume on a sibling transceiver (resume.ts)
 import type { Context, Hono } from "hono";
 import { verifyCallIdWebCrypto } from "../../shared/callid/callid.ts";
 import type { ClusterSpec } from "../../shared/topology/schema.ts";
@@ -15,6 +16,7 @@ import type { AppEnv, RouteName } from "../env.ts";
 import { Errors } from "../errors.ts";
 import { admit, FOLLOW_UP_GRACE_S, mediaType, readBody } from "../http.ts";
 import { executionCtx, steerScope } from "../steering/steer.ts";
+import { registerResume } from "./resume.ts";
 
 const TRICKLE = "application/trickle-ice-sdpfrag";
 
@@ -96,6 +98,7 @@ async function forward(c: Context<AppEnv>, f: Forward): Promise<Response> {
 export function registerFollowUps(app: Hono<AppEnv>): void {
   app.get("/v1/realtime/calls/:id", (c) => forward(c, { route: "calls.get", method: "GET" }));
   app.delete("/v1/realtime/calls/:id", (c) => forward(c, { route: "calls.delete", method: "DELETE" }));
+  registerResume(app);
   app.post("/v1/realtime/calls/:id/hangup", (c) => forward(c, { route: "calls.hangup", method: "DELETE" }));
   for (const action of ["accept", "reject", "refer"] as const) {
     app.post(`/v1/realtime/calls/:id/${action}`, async (c) => {

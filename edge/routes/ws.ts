@@ -152,9 +152,41 @@ function relay(b: Bridge): void {
     }
   });
   b.client.addEventListener("close", (ev) => closeBoth(ev.code, ev.reason));
-  b.upstream.addEventListener("close", (ev) => closeBoth(ev.code, ev.reason));
+  b.upstream.addEventListener("close", (ev) => upstreamClosed(b, ev.code, ev.reason, closeBoth));
   b.client.addEventListener("error", () => closeBoth(1011, "client error"));
   b.upstream.addEventListener("error", () => closeBoth(1011, "cluster error"));
+}
+
+/**
+ * The cluster's socket closed. An abnormal close (1006: the connection dropped without a close
+ * frame, e.g. the cluster or its transceiver died) is a server failure to the client: a
+ * Realtime-shaped error event, then 1011, never a "normal" 1000.
+ */
+function upstreamClosed(
+  b: Bridge,
+  code: number,
+  reason: string,
+  closeBoth: (code: number, reason: string) => void,
+): void {
+  if (code !== 1006) {
+    closeBoth(code, reason);
+    return;
+  }
+  try {
+    b.client.send(
+      JSON.stringify({
+        type: "error",
+        error: {
+          type: "server_error",
+          code: "cluster_connection_lost",
+          message: "the cluster connection was lost",
+        },
+      }),
+    );
+  } catch {
+    // the client is gone too
+  }
+  closeBoth(1011, "cluster connection lost");
 }
 
 export function registerWs(app: Hono<AppEnv>): void {

@@ -75,14 +75,17 @@ export function apiApp(t: ApiHost): Hono<ApiEnv> {
   });
 
   app.all("/v1/sessions/*", async (c) => {
+    const receivedAt = performance.now();
     const { url, path } = targetOf(c.env.incoming);
     const m = SESSION_PATH.exec(path);
     if (!m) throw new ApiError("call_id_malformed", "call id is malformed");
     const callId = m[1]!;
     const method = c.req.method;
-    const body = await readBody(c.req.raw, MAX_SDP_BYTES);
+    const body = await readBody(c.req.raw, method === "POST" ? MAX_JSON_BODY : MAX_SDP_BYTES);
     await t.verifier.verify(method, url, body, c.env.incoming.headers);
     switch (method) {
+      case "POST":
+        return resumeHere(t, callId, c.req.header("content-type"), body, receivedAt);
       case "GET":
         return json(200, t.status(callId));
       case "DELETE":
@@ -107,6 +110,25 @@ export function apiApp(t: ApiHost): Hono<ApiEnv> {
     return json(err.status, err.toJSON(), headers);
   });
   return app;
+}
+
+/** POST /v1/sessions/{callId}: a new offer for a call whose transceiver failed (resume.ts). */
+async function resumeHere(
+  t: ApiHost,
+  callId: string,
+  contentType: string | undefined,
+  body: Uint8Array,
+  receivedAt: number,
+): Promise<Response> {
+  if (mediaType(contentType) !== "application/json")
+    throw new ApiError("unsupported_media_type", "content-type must be application/json");
+  const r = await t.create({ ...parseCreateBody(parseJson(body)), resume: callId }, receivedAt);
+  const { sdp, etag, clusterId, transceiverId } = r;
+  return json(
+    200,
+    { callId: r.callId, sdp, etag, clusterId, transceiverId },
+    { etag: `"${etag}"`, location: `/v1/sessions/${r.callId}` },
+  );
 }
 
 /** WHIP PATCH (RFC 9725 §4.3): trickle with the ETag, ICE restart with If-Match "*". */

@@ -16,6 +16,7 @@ import type { Mux } from "./core/mux.ts";
 import type { PathLimits } from "./core/paths.ts";
 import { ApiError } from "./errors.ts";
 import type { TransceiverMetrics } from "./metrics.ts";
+import { adoptCallId } from "./resume.ts";
 import type { EndReason, SessionStatus } from "./session-types.ts";
 import type { SetupLimiter } from "./setup-limit.ts";
 import { Session } from "./shell/session.ts";
@@ -23,6 +24,8 @@ import { Session } from "./shell/session.ts";
 export interface CreateRequest extends CreateSessionRequest {
   /** From the signed x-gr-caller header: counted against the setup limits. */
   caller?: Caller;
+  /** Resume this call (its transceiver failed) here, under the same call id (resume.ts). */
+  resume?: string;
 }
 
 export interface CreateResult extends CreateSessionResponse {
@@ -96,7 +99,11 @@ export class SessionTable {
         if (typeof hp === "string") throw new ApiError("body_malformed", `ingress.vip: ${hp}`);
         vip = hp;
       }
-      const callId = mintCallId(config.clusterId, config.transceiverId, randomBytes(15), this.#d.callIdMac);
+      const mac = this.#d.callIdMac;
+      const callId =
+        req.resume !== undefined
+          ? adoptCallId(req.resume, mac, config.clusterId, this.live)
+          : mintCallId(config.clusterId, config.transceiverId, randomBytes(15), mac);
       const limiter = this.#d.setupLimiter;
       const ticket = req.caller ? limiter.admit(req.caller, Date.now()) : undefined;
       this.#pending++;
@@ -126,6 +133,7 @@ export class SessionTable {
             sessionConfig: req.session,
             offer,
             receivedAt,
+            resumed: req.resume !== undefined,
           },
         );
       } catch (e) {
@@ -183,7 +191,9 @@ export class SessionTable {
       throw new ApiError("call_id_unknown", "no such call");
     }
     const { clusterId, transceiverId } = this.#d.config;
-    if (v.callId.clusterId !== clusterId || v.callId.transceiverId !== transceiverId) {
+    // A resumed call keeps the id another transceiver minted (resume.ts).
+    const here = v.callId.transceiverId === transceiverId || this.live.has(callId) || this.ended.has(callId);
+    if (v.callId.clusterId !== clusterId || !here) {
       throw new ApiError(
         "wrong_transceiver",
         `call belongs to cluster ${v.callId.clusterId} transceiver ${v.callId.transceiverId}`,

@@ -16,6 +16,7 @@ import type { PathLimits } from "./core/paths.ts";
 import { ApiError } from "./errors.ts";
 import type { MembershipStore } from "./membership.ts";
 import { TransceiverMetrics } from "./metrics.ts";
+import { RESUME_REQUIRED } from "./resume.ts";
 import type { EndReason, SessionStatus } from "./session-types.ts";
 import { type CreateRequest, type CreateResult, SessionTable } from "./sessions.ts";
 import { SetupLimiter } from "./setup-limit.ts";
@@ -252,6 +253,7 @@ export class Transceiver implements ApiHost {
     this.draining = true;
     this.log.info("draining", { sessions: this.sessions.size, deadlineMs });
     await this.#beat().catch(() => {});
+    for (const s of this.sessions.values()) s.notifyClient(RESUME_REQUIRED);
     if (this.sessions.size > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, deadlineMs);

@@ -12,7 +12,14 @@ import { edgeEnvFile } from "../../edge/dev/env-file.ts";
 import { formatKeyring } from "../../shared/keys.ts";
 import type { Topology } from "../../shared/topology/schema.ts";
 import { validateTopology } from "../../shared/topology/schema.ts";
-import { type ProcessSpec, type Running, StartError, Supervisor } from "./supervisor.ts";
+import {
+  DEFAULT_RESTARTS,
+  type ProcessSpec,
+  type RestartPolicy,
+  type Running,
+  StartError,
+  Supervisor,
+} from "./supervisor.ts";
 import { which } from "./system-deps.ts";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
@@ -58,6 +65,10 @@ export interface LocalSystemOptions {
   extraEnv?: Record<string, string>;
   /** Extra vars for the edge worker (e.g. raised rate limits in tests). */
   edgeVars?: Record<string, string>;
+  /** The transceivers' backend (default: the echo agent this system starts). */
+  backendUrl?: string;
+  /** How a component that dies is restarted (default DEFAULT_RESTARTS; null: never). */
+  restarts?: RestartPolicy | null;
 }
 
 export interface LocalSystem {
@@ -132,18 +143,41 @@ async function freeTcpPort(host: string): Promise<number> {
   });
 }
 
-/** The same network on free ports (tests), one transceiver per cluster. */
-export async function ephemeralPlan(host: string): Promise<LocalPlan> {
+const canListen = (port: number, host: string): Promise<boolean> =>
+  new Promise((res) => {
+    const s = createServer();
+    s.once("error", () => res(false));
+    s.listen(port, host, () => s.close(() => res(true)));
+  });
+const canBind = (port: number, host: string): Promise<boolean> =>
+  new Promise((res) => {
+    const s = createSocket("udp4");
+    s.once("error", () => res(false));
+    s.bind(port, host, () => s.close(() => res(true)));
+  });
+
+/**
+ * A port free for TCP and UDP alike, below the kernel's ephemeral range (32768+ on Linux): a port
+ * the kernel handed out for TCP is often taken for UDP by some client's ephemeral socket (werift
+ * peers bind many), which made test systems fail to start with EADDRINUSE.
+ */
+async function freeDualPort(host: string, used: Set<number>): Promise<number> {
+  for (let i = 0; i < 500; i++) {
+    const port = 20000 + Math.floor(Math.random() * 12000);
+    if (used.has(port) || port === 3478) continue;
+    if ((await canListen(port, host)) && (await canBind(port, host))) return port;
+  }
+  throw new StartError("no free port below the ephemeral range after 500 tries");
+}
+
+/** The same network on free ports (tests), `perCluster` transceivers in each cluster (default 1). */
+export async function ephemeralPlan(host: string, perCluster = 1): Promise<LocalPlan> {
   const p = fixedPlan(host);
   const used = new Set<number>();
   const next = async (): Promise<number> => {
-    for (;;) {
-      const port = await freeTcpPort(host);
-      if (!used.has(port) && port !== 3478) {
-        used.add(port);
-        return port;
-      }
-    }
+    const port = await freeDualPort(host, used);
+    used.add(port);
+    return port;
   };
   p.edgePort = await next();
   p.vipPort = await next();
@@ -155,7 +189,9 @@ export async function ephemeralPlan(host: string): Promise<LocalPlan> {
     c.gatewayPort = await next();
     c.relayBackbonePort = await next();
     c.relayAdminPort = await next();
-    c.transceivers = [{ id: 1, udpPort: await next(), httpPort: await next() }];
+    c.transceivers = [];
+    for (let id = 1; id <= perCluster; id++)
+      c.transceivers.push({ id, udpPort: await next(), httpPort: await next() });
   }
   return p;
 }
@@ -197,8 +233,8 @@ export function planTopology(plan: LocalPlan): Topology {
   return r.topology;
 }
 
-/** Checks every fixed port before starting anything, so a conflict names the port and its role. */
-async function checkPortsFree(plan: LocalPlan): Promise<void> {
+/** Every port of a plan, with its role (the start check and the leak test read it). */
+export function planPorts(plan: LocalPlan): { tcp: [number, string][]; udp: [number, string][] } {
   const tcp: [number, string][] = [
     [plan.edgePort, "edge (HTTP)"],
     [plan.echoPort, "echo agent"],
@@ -217,6 +253,12 @@ async function checkPortsFree(plan: LocalPlan): Promise<void> {
       udp.push([t.udpPort, `${c.name} transceiver ${t.id} (UDP)`]);
     }
   }
+  return { tcp, udp };
+}
+
+/** Checks every fixed port before starting anything, so a conflict names the port and its role. */
+async function checkPortsFree(plan: LocalPlan): Promise<void> {
+  const { tcp, udp } = planPorts(plan);
   const busy: string[] = [];
   for (const [port, what] of tcp) {
     const ok = await new Promise<boolean>((res) => {
@@ -256,7 +298,7 @@ export async function startLocalSystem(o: LocalSystemOptions): Promise<LocalSyst
     callIdKeys: formatKeyring([{ id: 1, secret: randomBytes(32) }]),
     clusterSecret: `1:${b64(32)}`,
   };
-  const sup = new Supervisor();
+  const sup = new Supervisor(o.restarts === undefined ? DEFAULT_RESTARTS : o.restarts);
   if (o.onChildLine) sup.onLine = o.onChildLine;
   const specs = new Map<string, ProcessSpec>();
   const h = plan.host;
@@ -319,7 +361,7 @@ export async function startLocalSystem(o: LocalSystemOptions): Promise<LocalSyst
             TRANSCEIVER_ID: String(t.id),
             TRANSCEIVER_UDP: `${h}:${t.udpPort}`,
             TRANSCEIVER_HTTP: `${h}:${t.httpPort}`,
-            BACKEND_URL: `ws://${h}:${plan.echoPort}`,
+            BACKEND_URL: o.backendUrl ?? `ws://${h}:${plan.echoPort}`,
             TRANSCEIVER_CAPACITY: "150",
           },
         });
@@ -327,7 +369,7 @@ export async function startLocalSystem(o: LocalSystemOptions): Promise<LocalSyst
       await run({
         name: `${c.name}-gateway`,
         command: node,
-        args: [join(ROOT, "regional/transceiver/gateway.ts")],
+        args: [join(ROOT, "regional/gateway/main.ts")],
         env: {
           ...common,
           CLUSTER_ID: String(c.id),
@@ -457,9 +499,7 @@ export async function startLocalSystem(o: LocalSystemOptions): Promise<LocalSyst
       secrets,
       supervisor: sup,
       async kill(name) {
-        const r = byName(name);
-        await sup.stopOne(r, "SIGKILL", 0);
-        sup.running.splice(sup.running.indexOf(r), 1);
+        await sup.stopOne(byName(name), "SIGKILL", 0);
       },
       async startAgain(name) {
         const spec = specs.get(name);
@@ -467,9 +507,7 @@ export async function startLocalSystem(o: LocalSystemOptions): Promise<LocalSyst
         await sup.start(spec);
       },
       async restart(name, signal = "SIGKILL") {
-        const r = byName(name);
-        await sup.stopOne(r, signal, 2_000);
-        sup.running.splice(sup.running.indexOf(r), 1);
+        await sup.stopOne(byName(name), signal, 2_000);
         await sup.start(specs.get(name)!);
       },
       stop,

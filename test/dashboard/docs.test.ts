@@ -52,9 +52,11 @@ const CONTRACT = [
 const COMPONENTS = [
   { dir: "regional/relay", owns: (n: string) => n.startsWith("gr_relay_") },
   { dir: "edge", owns: (n: string) => n.startsWith("gr_edge_") },
+  { dir: "regional/gateway", owns: (n: string) => n.startsWith("gr_gateway_") },
   {
     dir: "regional/transceiver",
-    owns: (n: string) => !n.startsWith("gr_relay_") && !n.startsWith("gr_edge_"),
+    owns: (n: string) =>
+      !n.startsWith("gr_relay_") && !n.startsWith("gr_edge_") && !n.startsWith("gr_gateway_"),
   },
 ];
 

@@ -50,6 +50,8 @@ export interface DemoState {
   error: string | null;
   /** The oai-events channel: null before the call, then "connecting" and "open". */
   dataChannel: string | null;
+  /** Times the page resumed the call (its transceiver failed, or drained). */
+  resumes: number;
 }
 
 export const demoState = (page: Page): Promise<DemoState> =>

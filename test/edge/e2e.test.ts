@@ -6,7 +6,7 @@
 // same over the edge's WebSocket.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { Gateway } from "../../regional/transceiver/gateway.ts";
+import { Gateway } from "../../regional/gateway/gateway.ts";
 import { keyringOf } from "../support/signed-call.ts";
 import { createTestClient, type TestClient } from "../transceiver/helpers/client.ts";
 import { type Harness, quietLog, startHarness, until } from "../transceiver/helpers/harness.ts";

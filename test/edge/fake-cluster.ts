@@ -153,6 +153,13 @@ export class FakeCluster {
     }
     const m = /^\/v1\/sessions\/([^/]+)$/.exec(path);
     if (m) {
+      if (req.method === "POST") {
+        // Resume: the call anew under the same id (the real gateway picks a live transceiver).
+        const created = this.#create((JSON.parse(body.toString()) as { sdp: string }).sdp);
+        this.sessions.delete(created.callId);
+        this.sessions.set(m[1]!, { etag: created.etag });
+        return json(200, { ...created, callId: m[1] }, { etag: `"${created.etag}"` });
+      }
       const s = this.sessions.get(m[1]!);
       if (!s)
         return json(404, {

@@ -10,7 +10,7 @@ import OpenAI, { APIError } from "openai";
 import { OpenAIRealtimeWS } from "openai/realtime/ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { Gateway } from "../../regional/transceiver/gateway.ts";
+import { Gateway } from "../../regional/gateway/gateway.ts";
 import { MAX_SIDEBAND_PER_CALL } from "../../regional/transceiver/sideband.ts";
 import { curlExample } from "../../scripts/lib/curl-example.ts";
 import { CITIES, topologyFor } from "../edge/fixtures.ts";

@@ -129,6 +129,13 @@ export class FakeTransceiver {
   #onFrame(msg: Buffer, rinfo: dgram.RemoteInfo): void {
     const f = readFrame(msg);
     if (f === null) return;
+    // Liveness pings are answered with a pong, as the real transceiver does, and not recorded.
+    if (f.type === FrameType.ping) {
+      const pong = Buffer.from(msg);
+      pong[1] = (pong[1]! & 0xf0) | FrameType.pong;
+      this.sock.send(pong, rinfo.port, rinfo.address);
+      return;
+    }
     this.seen.push({ ...f, from: { address: rinfo.address, port: rinfo.port } });
     if (f.type !== FrameType.data) return;
     const p = f.payload;

@@ -5,11 +5,11 @@
 // other keys and networks are unaffected, and connected or ended sessions give their slot back.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { Gateway } from "../../regional/gateway/gateway.ts";
 import {
   DEFAULT_SETUP_LIMIT_PER_KEY,
   DEFAULT_SETUP_LIMIT_PER_NETWORK,
 } from "../../regional/transceiver/config.ts";
-import { Gateway } from "../../regional/transceiver/gateway.ts";
 import { CITIES, topologyFor } from "../edge/fixtures.ts";
 import { type Edge, makeSecrets, startEdge } from "../edge/harness.ts";
 import { keyringOf } from "../support/signed-call.ts";

@@ -6,7 +6,8 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Gateway, type GatewayConfig } from "../../regional/transceiver/gateway.ts";
+import type { GatewayInit as GatewayConfig } from "../../regional/gateway/config.ts";
+import { Gateway } from "../../regional/gateway/gateway.ts";
 import { topologyFor } from "../edge/fixtures.ts";
 import { type Edge, makeSecrets, startEdge } from "../edge/harness.ts";
 import { keyringOf } from "../support/signed-call.ts";

@@ -5,7 +5,8 @@
 // and the skipped claims are counted.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Gateway, type GatewayConfig } from "../../regional/transceiver/gateway.ts";
+import type { GatewayInit as GatewayConfig } from "../../regional/gateway/config.ts";
+import { Gateway } from "../../regional/gateway/gateway.ts";
 import { RedisNonces } from "../../regional/transceiver/nonce-store.ts";
 import { type RedisHandle, startRedis } from "../support/redis.ts";
 import { keyringOf, signedCaller } from "../support/signed-call.ts";

@@ -4,7 +4,8 @@
 // removed key, and an edge that moved too early, are refused with a 401 naming the key.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Gateway, type GatewayConfig } from "../../regional/transceiver/gateway.ts";
+import type { GatewayInit as GatewayConfig } from "../../regional/gateway/config.ts";
+import { Gateway } from "../../regional/gateway/gateway.ts";
 import { formatKeyring, type Keyring, type SecretKey } from "../../shared/keys.ts";
 import { topologyFor } from "../edge/fixtures.ts";
 import { type Edge, makeSecrets, startEdge } from "../edge/harness.ts";

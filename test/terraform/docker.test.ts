@@ -127,7 +127,7 @@ describe("the deployment runs what the images contain (static)", () => {
   it("the cluster module starts the transceiver, the gateway and the relay from their image paths", () => {
     const tf = readFileSync(join(TERRAFORM_DIR, "modules", "cluster", "main.tf"), "utf8");
     expect(tf).toContain("exec node regional/transceiver/main.ts");
-    expect(tf).toContain('command = ["node", "regional/transceiver/gateway.ts"]');
+    expect(tf).toContain('command = ["node", "regional/gateway/main.ts"]');
     // The relay Deployment uses the image's own CMD (regional/relay/main.ts).
     const relay = tf.slice(tf.indexOf('resource "kubernetes_deployment_v1" "relay"'));
     expect(relay.slice(0, relay.indexOf("\n}\n"))).not.toMatch(/\bcommand\s*=\s*\["node"/);

@@ -8,13 +8,13 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { startEchoAgent } from "../../regional/echo-agent/agent.ts";
+import { loadGatewayConfig } from "../../regional/gateway/config.ts";
 import {
   encodeAudioFrame,
   newAudioFrameHeader,
   readAudioFrameHeader,
 } from "../../regional/transceiver/backend-protocol.ts";
 import { ConfigError, loadConfig } from "../../regional/transceiver/config.ts";
-import { loadGatewayConfig } from "../../regional/transceiver/gateway.ts";
 import { formatKeyring } from "../../shared/keys.ts";
 import { until } from "../support/wait.ts";
 
@@ -179,7 +179,7 @@ describe("processes", () => {
 
   it("gateway and echo agent: ready lines, SIGINT stops", async () => {
     const secret = randomBytes(32).toString("base64");
-    const gw = run("regional/transceiver/gateway.ts", {
+    const gw = run("regional/gateway/main.ts", {
       CLUSTER_ID: "1",
       GATEWAY_HTTP: "127.0.0.1:0",
       GR_CLUSTER_SECRET: secret,

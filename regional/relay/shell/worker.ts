@@ -15,6 +15,7 @@ import { ClusterEngine } from "../core/cluster-engine.ts";
 import { PopEngine } from "../core/pop-engine.ts";
 import { SourceList } from "../core/sources.ts";
 import { Action, PeerKind } from "../core/types.ts";
+import { Liveness, LiveRegistry, pingFrame } from "../registry/liveness.ts";
 import { RedisRegistry } from "../registry/redis-registry.ts";
 import { MemoryRegistry, type TransceiverRegistry } from "../registry/registry.ts";
 import type { FlowStore } from "../store/flow-store.ts";
@@ -60,6 +61,10 @@ export class RelayWorker {
   readonly #log: Logger;
   readonly #warn: ReturnType<typeof rateLimited>;
   readonly #registry: TransceiverRegistry | null;
+  /** Pings and sightings of the transceivers; the engines read the registry through it. */
+  #liveness: Liveness | null = null;
+  #liveClusterId = 0;
+  readonly #pings = new Map<number, Uint8Array>();
   readonly #store: FlowStore | null;
   readonly #localHost: string;
   #vip: dgram.Socket | null = null;
@@ -110,7 +115,7 @@ export class RelayWorker {
         clusters: topo.clusters.map((c) => c.id),
         clusterSources: new Map(topo.clusters.map((c) => [c.id, new SourceList(c.backboneCidrs)])),
         colocatedClusterId: colocated,
-        transceivers: this.#registry ?? EMPTY_LOOKUP,
+        transceivers: this.#liveView(colocated) ?? EMPTY_LOOKUP,
         hint: new HintVerifier(nodeMac(parseKeyring(cfg.hintKeys, "GR_HINT_KEYS", 15))),
         limits: cfg.limits,
         timers: cfg.timers,
@@ -137,7 +142,7 @@ export class RelayWorker {
         clusterId: cluster.id,
         popSources: new Map(topo.pops.map((p) => [p.id, new SourceList(p.backboneCidrs)])),
         popBackbone,
-        transceivers: this.#registry,
+        transceivers: this.#liveView(cluster.id)!,
         limits: cfg.limits,
         timers: cfg.timers,
         now,
@@ -306,6 +311,7 @@ export class RelayWorker {
   }
 
   #onTransceiver(id: number, msg: Buffer): void {
+    this.#liveness?.heard(id, this.#coarseNow);
     const e = this.engine;
     if (e instanceof ClusterEngine) {
       const a = e.fromTransceiver(this.#coarseNow, id, msg, msg.length);
@@ -327,6 +333,7 @@ export class RelayWorker {
       const sock = this.#tSocks[id];
       this.#tSocks[id] = undefined;
       this.#tAddr.delete(id);
+      this.#liveness?.forget(id);
       if (sock) void closeUdp(sock);
     }
     const pending: Promise<void>[] = [];
@@ -341,6 +348,9 @@ export class RelayWorker {
               return;
             }
             this.#watch(sock, `transceiver ${id}`);
+            sock.on("error", (err: NodeJS.ErrnoException) => {
+              if (err.code === "ECONNREFUSED") this.#liveness?.refused(id);
+            });
             sock.on("message", (msg: Buffer) => this.#onTransceiver(id, msg));
             this.#tSocks[id] = sock;
           },
@@ -358,7 +368,34 @@ export class RelayWorker {
     const e = this.engine;
     this.#coarseNow = performance.now();
     e.tick(this.#coarseNow);
+    if (this.#liveness) this.#checkTransceivers(this.#liveness);
     if (e instanceof PopEngine && e.events.length > 0) this.#drainEvents(e);
+  }
+
+  // ---- transceiver liveness (beside the data path) ------------------------------------------------
+
+  #liveView(clusterId: number): TransceiverRegistry | null {
+    if (this.#registry === null) return null;
+    this.#liveness = new Liveness();
+    this.#liveClusterId = clusterId;
+    return new LiveRegistry(this.#registry, this.#liveness);
+  }
+
+  #checkTransceivers(l: Liveness): void {
+    const changes = l.tick(this.#coarseNow, this.#tAddr.keys(), (id) => {
+      const sock = this.#tSocks[id];
+      if (!sock) return;
+      let ping = this.#pings.get(id);
+      if (!ping) {
+        ping = pingFrame(this.#liveClusterId, id);
+        this.#pings.set(id, ping);
+      }
+      sock.send(ping);
+    });
+    for (const c of changes) {
+      if (c.up) this.#log.info("transceiver up", { transceiverId: c.transceiverId });
+      else this.#log.warn("transceiver down", { transceiverId: c.transceiverId, reason: c.reason });
+    }
   }
 
   #drainEvents(e: PopEngine): void {

@@ -58,6 +58,8 @@ export interface StartedInfo {
   client: Record<string, unknown>;
   sessionConfig: unknown;
   dataChannel: boolean;
+  /** Resumed here after its transceiver failed. */
+  resumed: boolean;
 }
 
 export function startedEvent(s: StartedInfo): string {
@@ -76,5 +78,6 @@ export function startedEvent(s: StartedInfo): string {
     client: s.client,
     session: s.sessionConfig ?? null,
     data_channel: s.dataChannel,
+    resumed: s.resumed,
   });
 }

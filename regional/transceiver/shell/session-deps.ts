@@ -35,4 +35,6 @@ export interface SessionInit {
   offer: OfferInfo;
   /** performance.now() when the request arrived. */
   receivedAt: number;
+  /** The call was resumed here after its transceiver failed (told to the backend). */
+  resumed?: boolean;
 }

@@ -16,6 +16,7 @@ import type { RegionHandles } from "../metrics.ts";
 import { type EndReason, FLOW_CLOSE, type SessionState, type SessionStatus } from "../session-types.ts";
 import { SessionAudio } from "./audio.ts";
 import { ClientEvents, type SessionListener } from "./client-events.ts";
+import { closePeer } from "./dtls-close.ts";
 import { Negotiation } from "./negotiation.ts";
 import { serverPeerConnection, watchPeer } from "./peer.ts";
 import { openBackend, startedEvent } from "./session-backend.ts";
@@ -178,6 +179,7 @@ export class Session {
         client: this.#init.client,
         sessionConfig: this.#init.sessionConfig,
         dataChannel: this.#init.offer.hasDataChannel,
+        resumed: this.#init.resumed === true,
       }),
     );
   }
@@ -196,6 +198,11 @@ export class Session {
   #onBackendAudio(h: AudioFrameHeader, payload: Buffer): void {
     if (this.state === "ended") return;
     if (this.#audio.toClient(h, payload) === "codec_mismatch") this.#d.metrics.backendError("codec_mismatch");
+  }
+
+  /** An event for the client from the transceiver itself (data channel, signalling WebSocket). */
+  notifyClient(text: string): void {
+    this.#events.send(text);
   }
 
   /** An event from the signalling WebSocket, for the backend. */
@@ -252,8 +259,7 @@ export class Session {
     this.#events.ended(reason);
     // Close the peer connection first: its goodbyes (SCTP ABORT, DTLS close_notify) still need
     // the paths. Then tell the relays to drop the flows, current address first.
-    this.closed = this.pc
-      .close()
+    this.closed = closePeer(this.pc)
       .catch(noop)
       .finally(() => this.paths.closeAll(FLOW_CLOSE[reason]));
     this.#d.metrics.ended(reason);

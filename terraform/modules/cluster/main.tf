@@ -469,7 +469,7 @@ resource "kubernetes_deployment_v1" "gateway" {
         container {
           name    = "gateway"
           image   = var.transceiver_image
-          command = ["node", "regional/transceiver/gateway.ts"]
+          command = ["node", "regional/gateway/main.ts"]
           dynamic "env" {
             for_each = merge(local.base_env, {
               GATEWAY_HTTP     = "0.0.0.0:${local.http_port}"
