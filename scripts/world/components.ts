@@ -24,7 +24,7 @@ export function newSecrets(): Secrets {
   return {
     hintKeys: formatKeyring([{ id: 1, secret: randomBytes(32) }]),
     callIdKeys: formatKeyring([{ id: 1, secret: randomBytes(32) }]),
-    clusterSecret: randomBytes(32).toString("base64"),
+    clusterSecret: `1:${randomBytes(32).toString("base64")}`,
     apiKey: `world-${randomBytes(12).toString("hex")}`,
   };
 }
@@ -121,7 +121,7 @@ export class World {
           TRANSCEIVER_CAPACITY: "150",
         }),
       ),
-      this.spec(`${n}-gateway`, c.ns, "regional/transceiver/gateway.ts", {
+      this.spec(`${n}-gateway`, c.ns, "regional/gateway/main.ts", {
         CLUSTER_ID: id,
         GATEWAY_HTTP: `${c.ip}:7100`,
         GATEWAY_TRANSCEIVERS: c.transceivers.map((t) => `${t.id}=http://${c.ip}:${t.httpPort}`).join(","),

@@ -5,7 +5,7 @@ import { createSocket, type Socket } from "node:dgram";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseLinkemConfig } from "../../scripts/world/linkem/config.ts";
 import { Linkem } from "../../scripts/world/linkem/forwarder.ts";
-import { freePort } from "../support/ports.ts";
+import { freeUdpPort } from "../support/ports.ts";
 
 const cleanup: (() => void)[] = [];
 afterEach(() => {
@@ -27,7 +27,7 @@ async function emulator(maxPeers: number): Promise<{ em: Linkem; front: number; 
   const target = await bind();
   const seen: Buffer[] = [];
   target.on("message", (m) => seen.push(m));
-  const front = await freePort();
+  const front = await freeUdpPort();
   const em = new Linkem(
     parseLinkemConfig({
       seed: 1,

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../support/ports.ts";
+import { freeUdpPort } from "../support/ports.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const UP_MS = 20;
@@ -37,7 +37,7 @@ beforeAll(async () => {
   echo = await bind();
   echoPort = echo.address().port;
   echo.on("message", (m, from) => echo.send(m, from.port, from.address));
-  frontPort = await freePort();
+  frontPort = await freeUdpPort();
   dir = mkdtempSync(join(tmpdir(), "linkem-"));
   const cfg = join(dir, "linkem.json");
   writeFileSync(
