@@ -1,6 +1,6 @@
 // The run as a picture for a design review: per site, median RTT, jitter and loss through the
 // Global Relay and on the direct public path, as an SVG rendered to PNG by headless Chromium.
-import { launchChromium } from "../../test/support/chromium.ts";
+import { launchChromium } from "../lib/chromium.ts";
 import type { WorldReport } from "./core/report.ts";
 
 const esc = (s: string): string => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Topology } from "../../shared/topology/schema.ts";
-import { launchChromium } from "../../test/support/chromium.ts";
+import { launchChromium } from "../lib/chromium.ts";
 import { which } from "../lib/system-deps.ts";
 import { newSecrets, ROOT, World } from "./components.ts";
 import { netBatches } from "./core/net.ts";
