@@ -174,7 +174,9 @@ describe("architecture: who may import what", () => {
 
   it("no file in the transceiver wing is over 300 lines (small parts, one job each)", () => {
     // gateway.ts is leaving the wing for regional/gateway/ (its own program).
-    const wing = FILES.filter((f) => under(f, "regional/transceiver") && f !== "regional/transceiver/gateway.ts");
+    const wing = FILES.filter(
+      (f) => under(f, "regional/transceiver") && f !== "regional/transceiver/gateway.ts",
+    );
     expect(wing.length).toBeGreaterThan(30);
     const long = wing
       .map((f) => [f, readFileSync(join(ROOT, f), "utf8").split("\n").length - 1] as const)
