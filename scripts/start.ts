@@ -101,6 +101,7 @@ const lines = [
   `  demo page          ${system.edgeUrl}/`,
   ...(system.dashboardUrl ? [`  dashboard          ${system.dashboardUrl}`] : []),
   `  Global Relay VIP   udp://${system.topology.globalVip}  (POP local-pop)`,
+  `                     tcp://${h}:${plan.vipTcpPort}  (ICE-TCP, where UDP is blocked)`,
   ...plan.clusters.map(
     (c) =>
       `  cluster ${c.name.padEnd(10)} signalling http://${h}:${c.gatewayPort}, relay udp://${h}:${c.relayBackbonePort}, ${c.transceivers.length} transceiver(s)`,

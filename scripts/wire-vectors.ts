@@ -22,6 +22,7 @@ import { formatKeyring, parseKeyring } from "../shared/keys.ts";
 import { canonicalRequest, importSigningKeys, signRequest } from "../shared/signing/request.ts";
 import { newStunView, readStun } from "../shared/stun/reader.ts";
 import { encodeBindingRequest } from "../shared/stun/writer.ts";
+import { frame } from "../shared/tcp/rfc4571.ts";
 
 export const DOC_PATH = new URL("../docs/wire-formats.md", import.meta.url);
 export const FIXTURE_PATH = new URL("../test/fixtures/wire-vectors.json", import.meta.url);
@@ -60,6 +61,13 @@ export interface FrameVector {
   clientPort: number;
   payloadHex: string;
   frameHex: string;
+  /** Flag bit 1: the client reached the POP over TCP. */
+  tcp?: boolean;
+}
+export interface TcpFramingVector {
+  /** The packet (the STUN vector's message) and the same packet as RFC 4571 puts it on TCP. */
+  packetHex: string;
+  framedHex: string;
 }
 export interface StunVector {
   username: string;
@@ -94,6 +102,7 @@ export interface WireVectors {
   callId: CallIdVector;
   frames: FrameVector[];
   stun: StunVector;
+  tcpFraming: TcpFramingVector;
   signing: SigningVector;
 }
 
@@ -119,8 +128,10 @@ function frameVector(
   client: string,
   clientPort: number,
   payload: Uint8Array,
+  tcp = false,
 ): FrameVector {
   const h = newFrameHeader();
+  h.clientTcp = tcp;
   h.type = type;
   [h.popId, h.clusterId, h.transceiverId] = ids;
   h.clientPort = clientPort;
@@ -140,6 +151,7 @@ function frameVector(
     clientPort,
     payloadHex: hex(payload),
     frameHex: hex(buf),
+    ...(tcp ? { tcp } : {}),
   };
 }
 
@@ -179,6 +191,15 @@ export async function wireVectors(): Promise<WireVectors> {
       "198.51.100.20",
       40000,
       new Uint8Array(0),
+    ),
+    frameVector(
+      "data, TCP-borne IPv4 client",
+      FrameType.data,
+      [1, 2, 3],
+      "203.0.113.7",
+      50123,
+      Uint8Array.of(0x17, 0xfe, 0xfd),
+      true,
     ),
   ];
 
@@ -243,6 +264,7 @@ export async function wireVectors(): Promise<WireVectors> {
       messageIntegrityOffset: view.messageIntegrityOffset,
       fingerprintOffset: view.fingerprintOffset,
     },
+    tcpFraming: { packetHex: hex(message), framedHex: hex(frame(message)) },
     signing: { keyring: formatKeyring(ring.keys), ...sig, canonical, headers },
   };
 }
@@ -289,7 +311,7 @@ export function renderMarkdown(v: WireVectors): string {
   );
   for (const f of v.frames) {
     out.push(
-      `${f.name}: type ${f.type}, POP ${f.popId}, cluster ${f.clusterId}, transceiver ${f.transceiverId}, client ${f.client} port ${f.clientPort}, payload \`${f.payloadHex || "(empty)"}\``,
+      `${f.name}: type ${f.type}${f.tcp ? ", flags TCP-borne" : ""}, POP ${f.popId}, cluster ${f.clusterId}, transceiver ${f.transceiverId}, client ${f.client} port ${f.clientPort}, payload \`${f.payloadHex || "(empty)"}\``,
       "",
       "```",
       dump(f.frameHex),
@@ -308,6 +330,17 @@ export function renderMarkdown(v: WireVectors): string {
     "```",
     "",
     `readStun: USERNAME at offset ${s.usernameOffset} (${s.usernameLength} bytes), ':' at ${s.colonOffset}, MESSAGE-INTEGRITY attribute at ${s.messageIntegrityOffset}, FINGERPRINT attribute at ${s.fingerprintOffset}.`,
+    "",
+  );
+  const t = v.tcpFraming;
+  out.push(
+    "### RFC 4571 framing on an ICE-TCP connection (§7)",
+    "",
+    `The STUN request above as the client writes it on the TCP connection to the VIP (${t.packetHex.length / 2} bytes, so the prefix is \`${t.framedHex.slice(0, 4)}\`):`,
+    "",
+    "```",
+    dump(t.framedHex),
+    "```",
     "",
   );
   const g = v.signing;

@@ -12,6 +12,7 @@ module "topology" {
   default_cluster = var.default_cluster
   clusters        = var.clusters
   pops            = var.pops
+  vip_tcp_port    = var.vip_tcp_port
   as_written      = { clusters = var.clusters, pops = var.pops }
 }
 

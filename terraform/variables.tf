@@ -30,6 +30,12 @@ variable "pops" {
   type        = any
 }
 
+variable "vip_tcp_port" {
+  description = "TCP port of ICE-TCP on the VIP, or null for none (modules/topology/variables.tf)."
+  type        = number
+  default     = null
+}
+
 variable "name_prefix" {
   description = "Prefix of every cloud resource name; null means \"gr\" (modules/settings/variables.tf)."
   type        = string

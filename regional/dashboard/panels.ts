@@ -57,6 +57,17 @@ export const PANELS: readonly PanelDef[] = [
     help: "Round trip between the client and the POP, from STUN transactions the POP relays, per POP.",
   },
   {
+    id: "first_hop_rtt_tcp",
+    title: "First hop RTT over ICE-TCP (client ↔ POP)",
+    section: "latency",
+    kind: "quantile",
+    metric: "gr_relay_transport_first_hop_rtt_seconds",
+    by: ["pop"],
+    filters: RELAY,
+    unit: "seconds",
+    help: "As the first hop RTT, for clients whose network drops UDP and who reach the POP over TCP (retransmissions show here first).",
+  },
+  {
     id: "backbone_rtt",
     title: "Backbone RTT (POP ↔ transceiver)",
     section: "latency",
@@ -204,6 +215,14 @@ export const PANELS: readonly PanelDef[] = [
     ["role"],
     RELAY,
     "Flows in the relays' tables (role pop: client flows at POPs; role cluster: flows at cluster relays).",
+  ),
+  gauge(
+    "flows_by_transport",
+    "POP flows over ICE-TCP",
+    "gr_relay_transport_flows_active",
+    ["transport"],
+    RELAY,
+    "Client flows the POPs carry over TCP (networks that drop UDP); the UDP ones are the POP role of Relay flows active.",
   ),
   gauge(
     "flows_half_open",

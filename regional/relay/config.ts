@@ -11,6 +11,7 @@ import type { FlowLimits } from "./core/flow-table.ts";
 import { DEFAULT_RESTORE_LIMITS, type RestoreLimits } from "./core/restore.ts";
 import { checkTimers, DEFAULT_TIMERS, type FlowTimers } from "./core/timers.ts";
 import { parseStaticRegistry } from "./registry/registry.ts";
+import { readTcpLimits, type TcpLimits } from "./shell/tcp-limits.ts";
 
 export { ConfigError } from "../../shared/config/env-reader.ts";
 
@@ -43,6 +44,8 @@ export interface RelayConfig {
   /** Redis flow TTL (ms); must outlive idle timeout + refresh period. */
   mirrorTtlMs: number;
   registryRefreshMs: number;
+  /** Bounds of the ICE-TCP listener (a POP whose topology entry has vipTcpPort). */
+  tcp: TcpLimits;
 }
 
 type Env = Record<string, string | undefined>;
@@ -173,6 +176,7 @@ export function loadConfig(env: Env = process.env): RelayConfig {
   );
   const socketBufferBytes = int("RELAY_SOCKET_BUFFER", 4 * 1024 * 1024, 65_536, 1 << 30);
   const registryRefreshMs = int("RELAY_REGISTRY_REFRESH_MS", 1_000, 50, 60_000);
+  const tcp = readTcpLimits(int);
   if (problems.length > 0 || topology === null) throw new ConfigError(problems, "relay");
   return {
     role: role as RelayRole,
@@ -192,5 +196,6 @@ export function loadConfig(env: Env = process.env): RelayConfig {
     socketBufferBytes,
     mirrorTtlMs: timers.idleMs + 2 * timers.mirrorRefreshMs,
     registryRefreshMs,
+    tcp,
   };
 }

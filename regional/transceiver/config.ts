@@ -35,6 +35,8 @@ export interface TransceiverConfig {
   globalVip: HostPort;
   /** The cluster's own VIP, a lower-priority second candidate (topology clusters[].vip). */
   clusterVip: HostPort | undefined;
+  /** Port of the passive ICE-TCP candidate on the VIP (topology globalVipTcpPort); none if undefined. */
+  vipTcpPort: number | undefined;
   hintKeys: Keyring;
   callIdKeys: Keyring;
   /** GR_CLUSTER_SECRET: the keyring the edge (and the gateway, forwarding) signs requests with. */
@@ -72,11 +74,13 @@ export function loadConfig(
   const topologyPath = r.str("TOPOLOGY_FILE");
   let globalVip: HostPort = { host: "127.0.0.1", port: 3478, ipv6: false };
   let clusterVip: HostPort | undefined;
+  let vipTcpPort: number | undefined;
   if (topologyPath) {
     try {
       const topo = parseTopology(readFile(topologyPath), topologyPath);
       const g = parseHostPort(topo.globalVip);
       if (typeof g !== "string") globalVip = g;
+      vipTcpPort = topo.globalVipTcpPort;
       const cluster = topo.clusters.find((c) => c.id === clusterId);
       if (!cluster)
         r.problems.push(`TOPOLOGY_FILE: ${topologyPath} has no cluster with id ${clusterId} (CLUSTER_ID)`);
@@ -101,6 +105,7 @@ export function loadConfig(
     backendUrl: r.url("BACKEND_URL", "ws://127.0.0.1:8090", /^(wss?|internal):$/),
     globalVip,
     clusterVip,
+    vipTcpPort,
     hintKeys: r.keyring("GR_HINT_KEYS", HINT_MAX_KEY_ID),
     callIdKeys: r.keyring("GR_CALL_ID_KEYS", CALL_ID_MAX_KEY_ID),
     clusterKeys: r.clusterKeys("GR_CLUSTER_SECRET"),
@@ -157,6 +162,7 @@ export function configWithDefaults(
     backendUrl: "ws://127.0.0.1:8090",
     globalVip: { host: "127.0.0.1", port: 3478, ipv6: false },
     clusterVip: undefined,
+    vipTcpPort: undefined,
     capacity: 150,
     maxSessionMs: 3_600_000,
     consentTimeoutMs: 30_000,

@@ -42,6 +42,8 @@ export interface LocalPlan {
   host: string;
   edgePort: number;
   vipPort: number;
+  /** The POP's ICE-TCP listener on the VIP address (the answer's passive TCP candidate). */
+  vipTcpPort: number;
   popBackbonePort: number;
   popAdminPort: number;
   echoPort: number;
@@ -94,6 +96,7 @@ export function fixedPlan(host = "127.0.0.1"): LocalPlan {
     host,
     edgePort: 8787,
     vipPort: 3478,
+    vipTcpPort: 3478,
     popBackbonePort: 4478,
     popAdminPort: 9301,
     echoPort: 8090,
@@ -181,6 +184,7 @@ export async function ephemeralPlan(host: string, perCluster = 1): Promise<Local
   };
   p.edgePort = await next();
   p.vipPort = await next();
+  p.vipTcpPort = await next();
   p.popBackbonePort = await next();
   p.popAdminPort = await next();
   p.echoPort = await next();
@@ -201,6 +205,7 @@ export function planTopology(plan: LocalPlan): Topology {
   const raw = {
     version: 1,
     globalVip: `${h}:${plan.vipPort}`,
+    globalVipTcpPort: plan.vipTcpPort,
     defaultClusterId: plan.clusters[0]!.id,
     clusters: plan.clusters.map((c) => ({
       id: c.id,
@@ -223,6 +228,7 @@ export function planTopology(plan: LocalPlan): Topology {
         latitude: plan.clusters[0]!.latitude,
         longitude: plan.clusters[0]!.longitude,
         vip: `${h}:${plan.vipPort}`,
+        vipTcpPort: plan.vipTcpPort,
         backbone: `${h}:${plan.popBackbonePort}`,
         backboneCidrs: [`${h}/32`],
       },
@@ -240,6 +246,7 @@ export function planPorts(plan: LocalPlan): { tcp: [number, string][]; udp: [num
     [plan.echoPort, "echo agent"],
     [plan.dashboardPort, "dashboard"],
     [plan.popAdminPort, "POP admin"],
+    [plan.vipTcpPort, "POP VIP (ICE-TCP)"],
   ];
   const udp: [number, string][] = [
     [plan.vipPort, "POP VIP (UDP)"],

@@ -4,7 +4,7 @@
 //
 //   0      magic 0x47 ('G')
 //   1      version (high 4 bits) | frame type (low 4 bits)
-//   2      flags: bit 0 = client address is IPv6
+//   2      flags: bit 0 = client address is IPv6, bit 1 = TCP-borne (RFC 4571 framing at the POP)
 //   3      reserved (0)
 //   4-5    POP id
 //   6-7    cluster id
@@ -18,6 +18,12 @@ export const FRAME_VERSION = 1;
 export const FRAME_HEADER_BYTES = 28;
 /** Largest payload: a UDP datagram over IPv4 less our header. */
 export const FRAME_MAX_PAYLOAD = 65507 - FRAME_HEADER_BYTES;
+
+/** Flag bits (byte 2). */
+export const FRAME_FLAG_IPV6 = 1;
+/** The client reached the POP over TCP (ICE-TCP, RFC 6544); the client port is its TCP port. */
+export const FRAME_FLAG_TCP = 2;
+const KNOWN_FLAGS = FRAME_FLAG_IPV6 | FRAME_FLAG_TCP;
 
 export const FrameType = {
   /** A client datagram (either direction). */
@@ -59,6 +65,8 @@ export interface FrameHeader {
   clusterId: number;
   transceiverId: number;
   clientIpv6: boolean;
+  /** The client's datagrams travel over a TCP connection to the POP (RFC 4571 framed there). */
+  clientTcp: boolean;
   clientPort: number;
   /** 16 bytes; IPv4 in bytes 12-15 with 0-11 zero. */
   clientIp: Uint8Array;
@@ -79,6 +87,7 @@ export function newFrameHeader(): FrameHeader {
     clusterId: 0,
     transceiverId: 0,
     clientIpv6: false,
+    clientTcp: false,
     clientPort: 0,
     clientIp: new Uint8Array(16),
   };
@@ -88,7 +97,7 @@ export function newFrameHeader(): FrameHeader {
 export function encodeFrameHeader(buf: Uint8Array, off: number, h: FrameHeader): void {
   buf[off] = FRAME_MAGIC;
   buf[off + 1] = (FRAME_VERSION << 4) | (h.type & 15);
-  buf[off + 2] = h.clientIpv6 ? 1 : 0;
+  buf[off + 2] = (h.clientIpv6 ? FRAME_FLAG_IPV6 : 0) | (h.clientTcp ? FRAME_FLAG_TCP : 0);
   buf[off + 3] = 0;
   buf[off + 4] = h.popId >> 8;
   buf[off + 5] = h.popId & 255;
@@ -119,9 +128,10 @@ export function decodeFrameHeader(buf: Uint8Array, len: number, h: FrameHeader):
   const type = vt & 15;
   if (type < FrameType.data || type > FrameType.pathValidated) return "bad-type";
   const flags = buf[2]!;
-  if ((flags & ~1) !== 0 || buf[3] !== 0) return "bad-type";
+  if ((flags & ~KNOWN_FLAGS) !== 0 || buf[3] !== 0) return "bad-type";
   h.type = type;
-  h.clientIpv6 = (flags & 1) === 1;
+  h.clientIpv6 = (flags & FRAME_FLAG_IPV6) !== 0;
+  h.clientTcp = (flags & FRAME_FLAG_TCP) !== 0;
   h.popId = (buf[4]! << 8) | buf[5]!;
   h.clusterId = (buf[6]! << 8) | buf[7]!;
   h.transceiverId = (buf[8]! << 8) | buf[9]!;

@@ -42,12 +42,16 @@ export interface PopSpec {
   backboneCidrs: string[];
   /** A POP co-located with a cluster forwards to its transceivers directly. */
   clusterId?: ClusterId;
+  /** TCP port of the POP's ICE-TCP listener on the VIP's address (RFC 6544); absent: no listener. */
+  vipTcpPort?: number;
 }
 
 export interface Topology {
   version: 1;
   /** The Global Relay VIP advertised in every answer, "ip:port". */
   globalVip: string;
+  /** TCP port of the passive ICE-TCP candidate on the VIP in every answer (443 in production). */
+  globalVipTcpPort?: number;
   defaultClusterId: ClusterId;
   clusters: ClusterSpec[];
   pops: PopSpec[];
@@ -149,6 +153,7 @@ const POP_KEYS = [
   "backbone",
   "backboneCidrs",
   "clusterId",
+  "vipTcpPort",
 ] as const;
 
 function checkCluster(c: Checker, raw: unknown, path: string): ClusterSpec | null {
@@ -208,6 +213,7 @@ function checkPop(c: Checker, raw: unknown, path: string): PopSpec | null {
     backboneCidrs: c.cidrs(raw, path, "backboneCidrs", backbone),
   };
   if (raw.clusterId !== undefined) spec.clusterId = c.id(raw, path, "clusterId") as ClusterId;
+  if (raw.vipTcpPort !== undefined) spec.vipTcpPort = c.id(raw, path, "vipTcpPort");
   return spec;
 }
 
@@ -225,7 +231,15 @@ function unique<T>(c: Checker, items: T[], path: string, key: (t: T) => unknown,
 export function validateTopology(raw: unknown): TopologyResult {
   const c = new Checker();
   if (!isObj(raw)) return { ok: false, errors: ["topology: must be a JSON object"] };
-  c.unknownKeys(raw, "topology", ["version", "globalVip", "defaultClusterId", "clusters", "pops", "$schema"]);
+  c.unknownKeys(raw, "topology", [
+    "version",
+    "globalVip",
+    "globalVipTcpPort",
+    "defaultClusterId",
+    "clusters",
+    "pops",
+    "$schema",
+  ]);
   if (raw.version !== 1) c.fail("topology.version", `must be 1, got ${JSON.stringify(raw.version)}`);
   const globalVip = c.hostPort(raw, "topology", "globalVip");
   const defaultClusterId = c.id(raw, "topology", "defaultClusterId");
@@ -260,11 +274,17 @@ export function validateTopology(raw: unknown): TopologyResult {
       c.fail(`pops[${i}].clusterId`, `names no cluster (${p.clusterId})`);
     }
   });
+  const tcpPort = raw.globalVipTcpPort === undefined ? undefined : c.id(raw, "topology", "globalVipTcpPort");
   if (c.errors.length > 0) return { ok: false, errors: c.errors };
-  return {
-    ok: true,
-    topology: { version: 1, globalVip, defaultClusterId: defaultClusterId as ClusterId, clusters, pops },
+  const topology: Topology = {
+    version: 1,
+    globalVip,
+    defaultClusterId: defaultClusterId as ClusterId,
+    clusters,
+    pops,
   };
+  if (tcpPort !== undefined) topology.globalVipTcpPort = tcpPort;
+  return { ok: true, topology };
 }
 
 export class TopologyError extends Error {

@@ -32,6 +32,12 @@ variable "pops" {
   type        = any
 }
 
+variable "vip_tcp_port" {
+  description = "See modules/topology/variables.tf."
+  type        = number
+  default     = null
+}
+
 module "topology" {
   source = "../modules/topology"
 
@@ -39,6 +45,7 @@ module "topology" {
   default_cluster = var.default_cluster
   clusters        = var.clusters
   pops            = var.pops
+  vip_tcp_port    = var.vip_tcp_port
   as_written      = { clusters = var.clusters, pops = var.pops }
 }
 

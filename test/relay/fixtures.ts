@@ -61,6 +61,8 @@ export interface FrameSpec {
   transceiverId: number;
   clientIp: string;
   clientPort: number;
+  /** TCP-borne flag. */
+  tcp?: boolean;
 }
 
 export function frame(spec: FrameSpec, payload: Uint8Array): Buffer {
@@ -71,6 +73,7 @@ export function frame(spec: FrameSpec, payload: Uint8Array): Buffer {
   h.transceiverId = spec.transceiverId;
   h.clientPort = spec.clientPort;
   h.clientIpv6 = false;
+  h.clientTcp = spec.tcp === true;
   writeIpv4(h.clientIp, parseIpv4(spec.clientIp));
   const buf = Buffer.alloc(FRAME_HEADER_BYTES + payload.length);
   encodeFrameHeader(buf, 0, h);
@@ -88,6 +91,7 @@ export function readFrame(buf: Uint8Array): (FrameSpec & { type: number; payload
     transceiverId: h.transceiverId,
     clientIp: `${h.clientIp[12]}.${h.clientIp[13]}.${h.clientIp[14]}.${h.clientIp[15]}`,
     clientPort: h.clientPort,
+    tcp: h.clientTcp,
     payload: Buffer.from(buf.subarray(FRAME_HEADER_BYTES)),
   };
 }

@@ -5,6 +5,7 @@
 import dgram from "node:dgram";
 import type { RelayConfig } from "../../regional/relay/config.ts";
 import { DEFAULT_RESTORE_LIMITS } from "../../regional/relay/core/restore.ts";
+import { DEFAULT_TCP_LIMITS } from "../../regional/relay/shell/tcp-limits.ts";
 import { FRAME_HEADER_BYTES, FrameType } from "../../shared/backbone/frame.ts";
 import { newStunView, readStun } from "../../shared/stun/reader.ts";
 import type { Topology } from "../../shared/topology/schema.ts";
@@ -84,6 +85,7 @@ export function relayConfig(
     socketBufferBytes: 1 << 20,
     mirrorTtlMs: 10_000,
     registryRefreshMs: 100,
+    tcp: DEFAULT_TCP_LIMITS,
     ...over,
   };
 }
@@ -95,6 +97,7 @@ export interface SeenFrame {
   transceiverId: number;
   clientIp: string;
   clientPort: number;
+  tcp: boolean;
   payload: Buffer;
   from: { address: string; port: number };
 }
@@ -136,7 +139,7 @@ export class FakeTransceiver {
       this.sock.send(pong, rinfo.port, rinfo.address);
       return;
     }
-    this.seen.push({ ...f, from: { address: rinfo.address, port: rinfo.port } });
+    this.seen.push({ ...f, tcp: f.tcp === true, from: { address: rinfo.address, port: rinfo.port } });
     if (f.type !== FrameType.data) return;
     const p = f.payload;
     if (p[0]! <= 3) {

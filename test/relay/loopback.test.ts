@@ -63,6 +63,13 @@ describe("relay on loopback", () => {
     const text = pop.metricsText();
     expect(text).toMatch(/gr_relay_packets_total\{role="pop",direction="upstream",kind="rtp"\} 20/);
     expect(text).toMatch(/gr_relay_backbone_rtt_seconds_count\{pop="7",cluster="1"\} 1/);
+    if (process.env.GR_RELAY_IO === "batch") {
+      expect(text).toMatch(/gr_relay_io_mode\{mode="batch"\} 1/);
+      // The client's datagrams were read by the addon, in batches, none cut short.
+      const batches = Number(/gr_relay_io_events_total\{event="rx_batches"\} (\d+)/.exec(text)?.[1]);
+      expect(batches).toBeGreaterThan(0);
+      expect(text).toMatch(/gr_relay_io_events_total\{event="rx_truncated"\} 0/);
+    } else expect(text).toMatch(/gr_relay_io_mode\{mode="dgram"\} 1/);
   });
 
   it("expires a half-open flow, then an idle one", async () => {

@@ -26,7 +26,13 @@ interface Proc {
 function startProgram(env: Record<string, string>): Promise<Proc> {
   const child = spawn(process.execPath, ["regional/relay/main.ts"], {
     cwd: join(import.meta.dirname, "../.."),
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", LOG_LEVEL: "warn", ...env },
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      LOG_LEVEL: "warn",
+      ...(process.env.GR_RELAY_IO ? { GR_RELAY_IO: process.env.GR_RELAY_IO } : {}),
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const stderr: string[] = [];
@@ -108,6 +114,9 @@ describe("relay program", () => {
     const metrics = (await get(`${admin}/metrics`)).body as string;
     expect(metrics).toMatch(/gr_relay_flows_created_total\{role="pop"\} 24/);
     expect(metrics).toMatch(/gr_relay_workers\{role="pop"\} 2/);
+    // Both workers on the path the suite asked for (GR_RELAY_IO; unset: batch when the addon is built).
+    const io = process.env.GR_RELAY_IO === "dgram" ? "dgram" : "batch";
+    expect(metrics).toMatch(new RegExp(`gr_relay_io_mode\\{mode="${io}"\\} 2`));
     expect((await get(`${admin}/readyz`)).status).toBe(200);
 
     prog.child.kill("SIGTERM");

@@ -66,8 +66,15 @@ describe("relay with Redis", () => {
     pop = await RelayWorker.start(popCfg, log);
     cleanup.push(() => pop.close());
     expect(pop.flows().active).toBe(0);
+    // The three packets wait in the POP during the lookup; malformed STUN from another address right
+    // behind them lands in the same receive memory (batched path) and must not overwrite them.
+    const noise = await Client.open();
+    cleanup.push(() => noise.close());
     for (let i = 0; i < 3; i++) client.send(rtp(200, i), p.vip);
+    for (let i = 0; i < 100; i++) noise.send(Buffer.alloc(200, 1), p.vip);
     await until(() => client.inbox.length === 4, "three echoes after the restart");
+    const echoed = client.inbox.slice(1).map((m) => m.msg.toString("hex"));
+    expect(echoed.sort()).toEqual([0, 1, 2].map((i) => rtp(200, i).toString("hex")).sort());
     expect(pop.flows(`127.0.0.1:${client.port}`).flow).toMatchObject({ state: "answered", transceiverId: 1 });
     const m = pop.metricsText();
     expect(m).toMatch(/gr_relay_flows_restored_total\{role="pop"\} 1/);

@@ -22,6 +22,7 @@ const header = fc
     clusterId: fc.nat(0xffff),
     transceiverId: fc.nat(0xffff),
     clientIpv6: fc.boolean(),
+    clientTcp: fc.boolean(),
     clientPort: fc.integer({ min: 1, max: 0xffff }),
     ip: fc.uint8Array({ minLength: 16, maxLength: 16 }),
   })
@@ -158,7 +159,8 @@ describe("decode rejections", () => {
       0,
       "bad-address",
     ],
-    ["unknown flag", [[2, 0x02]], 0, "bad-type"],
+    ["unknown flag", [[2, 0x04]], 0, "bad-type"],
+    ["unknown high flag", [[2, 0x80]], 0, "bad-type"],
     ["reserved byte", [[3, 0x01]], 0, "bad-type"],
     ["IPv4 with non-zero padding", [[12, 1]], 0, "bad-address"],
     [
@@ -175,6 +177,20 @@ describe("decode rejections", () => {
     expect(decodeFrameHeader(b, b.length, newFrameHeader())).toBe("ok");
     for (const [i, v] of edits) b[i] = v;
     expect(decodeFrameHeader(b, b.length + lenDelta, newFrameHeader())).toBe(expected);
+  });
+
+  it("the TCP-borne flag (bit 1) reads back, with and without IPv6", () => {
+    for (const flags of [2, 3]) {
+      const b = good();
+      b[2] = flags;
+      if (flags & 1) b[12] = 0x20;
+      const h = newFrameHeader();
+      expect(decodeFrameHeader(b, b.length, h)).toBe("ok");
+      expect([h.clientTcp, h.clientIpv6]).toEqual([true, flags === 3]);
+      const out = new Uint8Array(FRAME_HEADER_BYTES);
+      encodeFrameHeader(out, 0, h);
+      expect(out[2]).toBe(flags);
+    }
   });
 
   it("ping/pong/flowClose frames may carry port 0 (not client traffic)", () => {

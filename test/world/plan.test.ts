@@ -47,9 +47,9 @@ describe("world plan", () => {
 
   it("adds the last mile to every client path, never to the backbone", () => {
     const syd = plan.sites[0]!;
-    expect(syd.popRttMs[2]).toBe(20 + 92); // pop-sin
+    expect(syd.popRttMs[2]).toBe(20 + 175); // pop-sin
     expect(syd.clusterRttMs[1]).toBe(20 + 251); // iad
-    expect(plan.clusters[1]!.backboneRttMs[2]).toBeCloseTo(230 * 0.9, 6); // pop-sin => iad
+    expect(plan.clusters[1]!.backboneRttMs[2]).toBeCloseTo(217 * 0.9, 6); // pop-sin => iad
     expect(plan.clusters[0]!.backboneRttMs[0]).toBe(1); // pop-fra => fra, same city
   });
 

@@ -56,6 +56,12 @@ export interface PopEngineConfig {
   rtt?: RttSink;
   /** `now` of construction (ms): the engine's time origin. */
   now: number;
+  /**
+   * "tcp": this engine's clients are ICE-TCP connections (one flow per connection, keyed by its
+   * remote address): frames it sends carry the TCP-borne flag, and it accepts only such frames
+   * back. Default "udp".
+   */
+  transport?: "udp" | "tcp";
 }
 
 export interface FlowInfo {
@@ -99,11 +105,13 @@ export class PopEngine {
   readonly #tickMs: number;
   readonly #expiry: ExpiryTicks;
   readonly #mirrorTicks: number;
+  readonly #tcp: boolean;
   #draining = false;
 
   constructor(cfg: PopEngineConfig) {
     this.#cfg = cfg;
     this.#gate = new BackboneGate(this.#hdr, this.#ip6, cfg.clusterSources, "cluster");
+    this.#tcp = cfg.transport === "tcp";
     this.table = new FlowTable(cfg.limits);
     const t = cfg.timers;
     this.#tickMs = t.tickMs;
@@ -296,6 +304,7 @@ export class PopEngine {
     const h = this.#hdr;
     h.type = FrameType.data;
     h.popId = this.#cfg.popId;
+    h.clientTcp = this.#tcp;
     const cluster = table.cluster[slot]!;
     h.clusterId = cluster;
     h.transceiverId = table.transceiver[slot]!;
@@ -308,6 +317,7 @@ export class PopEngine {
       writeIpv4(h.clientIp, table.ip[slot]!);
     }
     const out = this.out;
+    out.slot = slot;
     encodeFrameHeader(out.header, 0, h);
     if (cluster === this.#cfg.colocatedClusterId) {
       out.peerKind = PeerKind.transceiver;
@@ -473,7 +483,7 @@ export class PopEngine {
     if (h.type === FrameType.pong) return Action.drop;
     if (h.type !== FrameType.data && h.type !== FrameType.flowClose && h.type !== FrameType.pathValidated)
       return this.#drop(Drop.malformed);
-    if (h.popId !== this.#cfg.popId) return this.#drop(Drop.flowMismatch);
+    if (h.popId !== this.#cfg.popId || h.clientTcp !== this.#tcp) return this.#drop(Drop.flowMismatch);
     const tick = this.#advanceTime(now);
     const table = this.table;
     let slot: number;
@@ -525,6 +535,7 @@ export class PopEngine {
     const out = this.out;
     out.address = table.address[slot]!;
     out.port = table.port[slot]!;
+    out.slot = slot;
     const i = Direction.downstream * KINDS + kind;
     this.stats.packets[i]!++;
     this.stats.bytes[i]! += plen;
@@ -559,6 +570,22 @@ export class PopEngine {
     }
     this.#wheel.unlink(slot);
     t.remove(slot);
+  }
+
+  /**
+   * The client's transport ended (its TCP connection closed): drops its flow now instead of at the
+   * idle timer. Returns whether there was one.
+   */
+  endClient(now: number, address: string, port: number): boolean {
+    this.#advanceTime(now);
+    const ip = ipv4Of(address);
+    let slot = -1;
+    if (ip >= 0) slot = this.table.find4(ip, port);
+    else if (ipv6Into(address, this.#ip6)) slot = this.table.find6(v6Key(this.#ip6, port));
+    if (slot < 0) return false;
+    this.#endFlow(slot, true);
+    this.stats.flowsClosed++;
+    return true;
   }
 
   // ---- timers ----------------------------------------------------------------------------------

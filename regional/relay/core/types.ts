@@ -33,10 +33,12 @@ export interface Output {
   header: Uint8Array;
   address: string;
   port: number;
+  /** Flow slot of the datagram (POP engine): how the TCP shell finds a connection without a lookup. */
+  slot: number;
 }
 
 export function newOutput(): Output {
-  return { peerKind: 0, peerId: 0, header: new Uint8Array(28), address: "", port: 0 };
+  return { peerKind: 0, peerId: 0, header: new Uint8Array(28), address: "", port: 0, slot: -1 };
 }
 
 export const Direction = { upstream: 0, downstream: 1 } as const;

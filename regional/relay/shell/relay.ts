@@ -2,6 +2,7 @@
 import type { Server } from "node:http";
 import type { Logger } from "../../common/log.ts";
 import type { RelayConfig } from "../config.ts";
+import { chooseIoMode } from "../native/index.ts";
 import { startAdmin } from "./admin.ts";
 import { InProcessHandle, ThreadHandle, type WorkerHandle } from "./handles.ts";
 import { RelayWorker, type WorkerAddresses } from "./worker.ts";
@@ -29,6 +30,11 @@ export class Relay {
 
   static async start(cfg: RelayConfig, o: RelayOptions): Promise<Relay> {
     const r = new Relay(cfg, o);
+    // Once per relay, before any socket: a forced GR_RELAY_IO=batch without the addon stops here.
+    const io = chooseIoMode(process.env.GR_RELAY_IO);
+    if (io.mode === "batch")
+      o.log.info("datagram io: batched (recvmmsg/sendmmsg)", { io: io.mode, reason: io.reason });
+    else o.log.warn("datagram io: dgram (one syscall per datagram)", { io: io.mode, reason: io.reason });
     try {
       for (let i = 0; i < cfg.workers; i++) r.handles.push(await r.#startWorker(i));
       r.admin = await startAdmin(

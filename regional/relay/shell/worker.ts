@@ -4,7 +4,7 @@
 // it can avoid; everything per flow (mirror writes, lookups) runs beside it.
 import type dgram from "node:dgram";
 import { performance } from "node:perf_hooks";
-import { FRAME_HEADER_BYTES } from "../../../shared/backbone/frame.ts";
+import { FRAME_FLAG_TCP, FRAME_HEADER_BYTES } from "../../../shared/backbone/frame.ts";
 import { HintVerifier } from "../../../shared/hint/codec.ts";
 import { parseKeyring } from "../../../shared/keys.ts";
 import { parseHostPort } from "../../../shared/topology/address.ts";
@@ -12,20 +12,26 @@ import { nodeMac } from "../../common/hmac.ts";
 import type { Logger } from "../../common/log.ts";
 import type { RelayConfig } from "../config.ts";
 import { ClusterEngine } from "../core/cluster-engine.ts";
-import { PopEngine } from "../core/pop-engine.ts";
+import { PopEngine, type PopEngineConfig } from "../core/pop-engine.ts";
 import { SourceList } from "../core/sources.ts";
 import { Action, PeerKind } from "../core/types.ts";
+import { chooseIoMode, type IoMode } from "../native/index.ts";
 import { Liveness, LiveRegistry, pingFrame } from "../registry/liveness.ts";
 import { RedisRegistry } from "../registry/redis-registry.ts";
 import { MemoryRegistry, type TransceiverRegistry } from "../registry/registry.ts";
 import type { FlowStore } from "../store/flow-store.ts";
 import { connectRedis, waitReady } from "../store/redis.ts";
 import { RedisFlowStore } from "../store/redis-flow-store.ts";
+import { BatchPath } from "./batch-path.ts";
+import { ioMetrics } from "./io-metrics.ts";
 import { RelayMetrics } from "./metrics.ts";
+import { startTcp, type TcpListener } from "./tcp-hook.ts";
 import { bindUdp, closeUdp, connectUdp, formatAddress } from "./udp.ts";
 
 export interface WorkerAddresses {
   vip?: string;
+  /** The ICE-TCP listener (a POP with vipTcpPort). */
+  vipTcp?: string;
   backbone: string;
 }
 
@@ -58,6 +64,10 @@ export class RelayWorker {
   readonly metrics: RelayMetrics;
   readonly engine: PopEngine | ClusterEngine;
   readonly addresses: WorkerAddresses = { backbone: "" };
+  /** Datagram I/O: batched (native addon) or Node's dgram; see native/index.ts chooseIoMode. */
+  readonly io: { mode: IoMode; reason: string };
+  #batch: BatchPath | null = null;
+  readonly #ioCounters: (totals: Float64Array) => void;
   readonly #log: Logger;
   readonly #warn: ReturnType<typeof rateLimited>;
   readonly #registry: TransceiverRegistry | null;
@@ -68,6 +78,9 @@ export class RelayWorker {
   readonly #store: FlowStore | null;
   readonly #localHost: string;
   #vip: dgram.Socket | null = null;
+  #tcp: TcpListener | null = null;
+  /** The POP engine's configuration (the ICE-TCP engine shares its verifier and registry). */
+  #popCfg: PopEngineConfig | null = null;
   #backbone: dgram.Socket | null = null;
   /** Connected upstream sockets, indexed by cluster id / transceiver id. */
   readonly #clusterSocks: (dgram.Socket | undefined)[] = [];
@@ -90,6 +103,7 @@ export class RelayWorker {
     this.cfg = cfg;
     this.#log = log;
     this.#warn = rateLimited(log, 10_000);
+    this.io = chooseIoMode(process.env.GR_RELAY_IO);
     const topo = cfg.topology;
     const now = performance.now();
     const redis = cfg.redisUrl
@@ -110,7 +124,7 @@ export class RelayWorker {
             : new RedisRegistry(redis!, colocated, this.metrics, false);
       this.#store = redis ? new RedisFlowStore(redis, this.metrics, Date.now, false) : null;
       this.#localHost = (parseHostPort(pop.backbone) as { host: string }).host;
-      this.engine = new PopEngine({
+      this.#popCfg = {
         popId: pop.id,
         clusters: topo.clusters.map((c) => c.id),
         clusterSources: new Map(topo.clusters.map((c) => [c.id, new SourceList(c.backboneCidrs)])),
@@ -123,7 +137,8 @@ export class RelayWorker {
         restore: this.#store !== null ? cfg.restore : null,
         rtt: this.metrics,
         now,
-      });
+      };
+      this.engine = new PopEngine(this.#popCfg);
       (this.engine as PopEngine).out.header = this.#scratchHeader;
     } else {
       const cluster = topo.clusters.find((c) => c.id === cfg.id)!;
@@ -149,6 +164,7 @@ export class RelayWorker {
       });
     }
     this.#redis = redis;
+    this.#ioCounters = ioMetrics(this.metrics.registry, this.io.mode);
   }
 
   readonly #redis: ReturnType<typeof connectRedis> | null;
@@ -168,6 +184,18 @@ export class RelayWorker {
     const cfg = this.cfg;
     const topo = cfg.topology;
     const buf = cfg.socketBufferBytes;
+    if (this.io.mode === "batch") {
+      this.#batch = new BatchPath(
+        {
+          engine: this.engine,
+          metrics: this.metrics,
+          coarseNow: () => this.#coarseNow,
+          drainEvents: (e) => this.#drainEvents(e),
+          warn: this.#warn,
+        },
+        buf,
+      );
+    }
     if (this.#redis !== null && !(await waitReady(this.#redis, 2_000))) {
       this.#log.warn("redis not reachable at start; running from memory until it is");
     }
@@ -190,7 +218,8 @@ export class RelayWorker {
         );
       }
     }
-    if (cfg.role === "pop") {
+    if (this.io.mode === "batch") this.#openBatch();
+    else if (cfg.role === "pop") {
       const pop = topo.pops.find((p) => p.id === cfg.id)!;
       const e = this.engine as PopEngine;
       for (const c of topo.clusters) {
@@ -208,6 +237,10 @@ export class RelayWorker {
         this.#onPopBackbone(e, msg, rinfo),
       );
       this.addresses.vip = formatAddress(this.#vip);
+      this.#tcp = await startTcp(cfg, pop, this.#popCfg!, this.metrics.registry, (k, id, h, p) =>
+        this.#sendWrapped(e, k, id, h, p),
+      );
+      if (this.#tcp !== null) this.addresses.vipTcp = this.#tcp.address;
       this.addresses.backbone = formatAddress(this.#backbone);
     } else {
       const cluster = topo.clusters.find((c) => c.id === cfg.id)!;
@@ -219,6 +252,28 @@ export class RelayWorker {
       this.addresses.backbone = formatAddress(this.#backbone);
     }
     this.#timers.push(setInterval(() => this.#tick(), cfg.timers.tickMs));
+  }
+
+  /** The same sockets as below, on the batched path. */
+  #openBatch(): void {
+    const cfg = this.cfg;
+    const b = this.#batch!;
+    const bind = (address: string, what: "vip" | "backbone"): string => {
+      const hp = parseHostPort(address) as { host: string; port: number };
+      const a = b.listen(this.cfg.bindHost ?? hp.host, hp.port, what).address();
+      return a.family === 6 ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
+    };
+    if (cfg.role === "pop") {
+      const pop = cfg.topology.pops.find((p) => p.id === cfg.id)!;
+      for (const c of cfg.topology.clusters) {
+        if (c.id !== pop.clusterId) b.connect(PeerKind.cluster, c.id, this.#localHost, c.backbone);
+      }
+      this.addresses.vip = bind(pop.vip, "vip");
+      this.addresses.backbone = bind(pop.backbone, "backbone");
+    } else {
+      const cluster = cfg.topology.clusters.find((c) => c.id === cfg.id)!;
+      this.addresses.backbone = bind(cluster.backbone, "backbone");
+    }
   }
 
   /** Binds a topology address's port (on RELAY_BIND_HOST when set), shared by the workers. */
@@ -281,6 +336,10 @@ export class RelayWorker {
   #onUpstream(e: PopEngine, kind: number, id: number, msg: Buffer): void {
     const now =
       msg.length > FRAME_HEADER_BYTES && msg[FRAME_HEADER_BYTES]! < 4 ? performance.now() : this.#coarseNow;
+    if (this.#tcp !== null && msg.length > 2 && (msg[2]! & FRAME_FLAG_TCP) !== 0) {
+      this.#tcp.fromUpstream(now, kind, id, msg);
+      return;
+    }
     if (e.fromUpstream(now, kind, id, msg, msg.length) === Action.toClient) {
       this.#vip!.send(msg, FRAME_HEADER_BYTES, msg.length - FRAME_HEADER_BYTES, e.out.port, e.out.address);
     }
@@ -288,6 +347,10 @@ export class RelayWorker {
   }
 
   #onPopBackbone(e: PopEngine, msg: Buffer, rinfo: dgram.RemoteInfo): void {
+    if (this.#tcp !== null && msg.length > 2 && (msg[2]! & FRAME_FLAG_TCP) !== 0) {
+      this.#tcp.fromBackbone(performance.now(), rinfo.address, rinfo.port, msg);
+      return;
+    }
     const a = e.fromBackbone(performance.now(), rinfo.address, rinfo.port, msg, msg.length);
     if (a === Action.toClient) {
       this.#vip!.send(msg, FRAME_HEADER_BYTES, msg.length - FRAME_HEADER_BYTES, e.out.port, e.out.address);
@@ -328,8 +391,10 @@ export class RelayWorker {
     const reg = this.#registry;
     if (reg === null || this.#closed) return;
     const want = reg.entries();
+    const b = this.#batch;
     for (const [id, addr] of this.#tAddr) {
       if (want.get(id) === addr) continue;
+      b?.disconnect(PeerKind.transceiver, id);
       const sock = this.#tSocks[id];
       this.#tSocks[id] = undefined;
       this.#tAddr.delete(id);
@@ -340,6 +405,18 @@ export class RelayWorker {
     for (const [id, addr] of want) {
       if (this.#tAddr.has(id)) continue;
       this.#tAddr.set(id, addr);
+      if (b !== null) {
+        try {
+          b.connect(PeerKind.transceiver, id, this.#localHost, addr);
+        } catch (err) {
+          this.#tAddr.delete(id);
+          this.#warn(`t${id}`, "cannot open transceiver socket", {
+            transceiverId: id,
+            error: (err as Error).message,
+          });
+        }
+        continue;
+      }
       pending.push(
         connectUdp(this.#localHost, addr, this.cfg.socketBufferBytes).then(
           (sock) => {
@@ -369,6 +446,8 @@ export class RelayWorker {
     this.#coarseNow = performance.now();
     e.tick(this.#coarseNow);
     if (this.#liveness) this.#checkTransceivers(this.#liveness);
+    this.#tcp?.engine.tick(this.#coarseNow);
+    this.#tcp?.tick(this.#coarseNow);
     if (e instanceof PopEngine && e.events.length > 0) this.#drainEvents(e);
   }
 
@@ -419,8 +498,10 @@ export class RelayWorker {
   #restored(e: PopEngine, id: number, rec: Parameters<PopEngine["restoreResult"]>[2]): void {
     if (this.#closed) return;
     e.restoreResult(performance.now(), id, rec);
+    const b = this.#batch;
     for (const q of e.queued.splice(0)) {
-      this.#sendWrapped(e, q.peerKind, q.peerId, q.header, q.buf.subarray(0, q.len));
+      if (b !== null) b.sendWrapped(q.peerKind, q.peerId, q.header, q.buf.subarray(0, q.len));
+      else this.#sendWrapped(e, q.peerKind, q.peerId, q.header, q.buf.subarray(0, q.len));
     }
     if (e.events.length > 0) this.#drainEvents(e);
   }
@@ -428,7 +509,9 @@ export class RelayWorker {
   // ---- control ------------------------------------------------------------------------------------
 
   metricsText(): string {
+    if (this.#batch !== null) this.#ioCounters(this.#batch.totals());
     this.metrics.sync(this.engine);
+    this.#tcp?.syncMetrics();
     return this.metrics.registry.render();
   }
 
@@ -441,18 +524,27 @@ export class RelayWorker {
         typeof hp === "string"
           ? null
           : (this.engine.lookup(hp.host, hp.port) as Record<string, unknown> | null);
+      // An ICE-TCP client (its TCP port): the TCP engine's flow, marked so.
+      const tcp = this.#tcp;
+      if (reply.flow === null && tcp !== null && typeof hp !== "string") {
+        const f = tcp.engine.lookup(hp.host, hp.port);
+        if (f !== null) reply.flow = { ...f, transport: "tcp" };
+      }
     }
     return reply;
   }
 
   drain(): void {
     this.engine.drain();
+    this.#tcp?.engine.drain();
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     for (const t of this.#timers) clearInterval(t);
+    this.#batch?.close();
+    await this.#tcp?.close();
     const socks = [this.#vip, this.#backbone, ...this.#clusterSocks, ...this.#tSocks].filter(
       (s): s is dgram.Socket => s !== undefined && s !== null,
     );

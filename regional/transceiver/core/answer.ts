@@ -6,7 +6,16 @@ export interface AnswerEdits {
   opusFec: boolean;
   /** A lower-priority second candidate (the cluster's own VIP). */
   secondCandidate?: { host: string; port: number };
+  /** A passive ICE-TCP candidate on the VIP (RFC 6544), below every UDP candidate. */
+  tcpCandidate?: { host: string; port: number };
 }
+
+/**
+ * Priority of the passive TCP candidate: type preference 100 (under host UDP's 126, so a pair over
+ * UDP always ranks first and UDP wins wherever it works), local preference 2^13 × 4 (RFC 6544
+ * §4.2, passive direction), component 1.
+ */
+export const TCP_CANDIDATE_PRIORITY = 100 * 2 ** 24 + 2 ** 13 * 4 * 2 ** 8 + 255;
 
 /** RFC 8445 priority of a host candidate with the given local preference, component 1. */
 export function hostPriority(localPreference: number): number {
@@ -41,6 +50,15 @@ export function finishAnswer(sdp: string, e: AnswerEdits): string {
       const ufrag = ufragAt >= 0 ? ` ufrag ${parts[ufragAt + 1]}` : "";
       const { host, port } = e.secondCandidate;
       out.push(`a=candidate:gr2 1 udp ${hostPriority(32768)} ${host} ${port} typ host generation 0${ufrag}`);
+    }
+    if (e.tcpCandidate && l.startsWith("a=candidate:") && !l.startsWith("a=candidate:gr2 ")) {
+      const parts = l.slice("a=candidate:".length).split(" ");
+      const ufragAt = parts.indexOf("ufrag");
+      const ufrag = ufragAt >= 0 ? ` ufrag ${parts[ufragAt + 1]}` : "";
+      const { host, port } = e.tcpCandidate;
+      out.push(
+        `a=candidate:grtcp 1 tcp ${TCP_CANDIDATE_PRIORITY} ${host} ${port} typ host tcptype passive generation 0${ufrag}`,
+      );
     }
   }
   return `${out.join("\r\n")}\r\n`;

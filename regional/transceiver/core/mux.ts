@@ -39,6 +39,8 @@ export class ClientPath {
   readonly ip: string;
   readonly port: number;
   readonly ipv6: boolean;
+  /** The client reached its POP over ICE-TCP: frames along this path carry the TCP-borne flag. */
+  readonly tcp: boolean;
   /** The tuple werift sees as the remote address. */
   readonly addr: Address;
   relayHost = "";
@@ -56,6 +58,7 @@ export class ClientPath {
   constructor(key: number | string, h: FrameHeader) {
     this.key = key;
     this.ipv6 = h.clientIpv6;
+    this.tcp = h.clientTcp;
     this.ip = formatClientIp(h.clientIp, h.clientIpv6);
     this.port = h.clientPort;
     this.addr = [this.ip, this.port];
@@ -77,7 +80,10 @@ export class ClientPath {
   }
 }
 
-/** The mux's key for a client address: ip*65536+port (IPv4) or "ip|port" (IPv6). */
+/**
+ * The mux's key for a client address: ip*65536+port (IPv4) or "ip|port" (IPv6); a TCP-borne
+ * address is another path (2^48 added, or "|tcp" appended), since TCP and UDP ports are apart.
+ */
 export type PathKey = number | string;
 
 /** What the mux needs from a session. */
@@ -105,6 +111,8 @@ export interface MuxCounters {
 }
 
 const EMPTY = new Uint8Array(0);
+/** Added to an IPv4 key for a TCP-borne path (above every ip*65536+port; exact in a double). */
+const TCP_KEY = 2 ** 48;
 
 export class Mux {
   readonly #byUfrag = new Map<string, { session: MuxSession; pwd: Uint8Array }>();
@@ -151,8 +159,8 @@ export class Mux {
   handle(payload: Buffer, h: FrameHeader, relayHost: string, relayPort: number): void {
     const len = payload.length;
     const key: number | string = h.clientIpv6
-      ? `${formatClientIp(h.clientIp, true)}|${h.clientPort}`
-      : readIpv4(h.clientIp) * 65536 + h.clientPort;
+      ? `${formatClientIp(h.clientIp, true)}|${h.clientPort}${h.clientTcp ? "|tcp" : ""}`
+      : readIpv4(h.clientIp) * 65536 + h.clientPort + (h.clientTcp ? TCP_KEY : 0);
     const kind = classifyDatagram(payload, len);
     let view: StunView | null = null;
     if (kind === DatagramKind.stun) {

@@ -108,9 +108,11 @@ export class Negotiation {
     const vip = this.#vip;
     const second =
       cv && !(cv.host === vip.host && cv.port === vip.port) ? { host: cv.host, port: cv.port } : undefined;
+    const tcpPort = this.#d.config.vipTcpPort;
     return finishAnswer(localSdp, {
       opusFec: this.#offer.opusFec,
       ...(second ? { secondCandidate: second } : {}),
+      ...(tcpPort !== undefined ? { tcpCandidate: { host: vip.host, port: tcpPort } } : {}),
     });
   }
 

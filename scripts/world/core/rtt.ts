@@ -20,20 +20,21 @@ export const CITIES: City[] = [
 ];
 
 /**
- * Public-internet RTT (ms) per city pair. "wp" rows are the WonderProxy city-pair ping table
- * (2011) with the proxy city named; "est" rows are round estimates (docs/world.md says which).
+ * Measured RTT (ms) per city pair, from two published tables (docs/world.md names them): "wp"
+ * rows are the WonderProxy city-pair ping table (2011) with the proxy city named, "aws" rows the
+ * AWS inter-region average latency table (2017) between the regions in these cities.
  */
 export const RTT_TABLE: { a: string; b: string; ms: number; source: string }[] = [
   { a: "sydney", b: "virginia", ms: 251, source: "wp: Sydney-Baltimore 251.07" },
   { a: "sydney", b: "frankfurt", ms: 345, source: "wp: Sydney-Milan 344.70" },
   { a: "frankfurt", b: "virginia", ms: 98, source: "wp: Paris-Baltimore 97.71" },
-  { a: "sydney", b: "singapore", ms: 92, source: "est" },
-  { a: "sydney", b: "sao-paulo", ms: 330, source: "est" },
-  { a: "singapore", b: "frankfurt", ms: 160, source: "est" },
-  { a: "singapore", b: "virginia", ms: 230, source: "est" },
-  { a: "singapore", b: "sao-paulo", ms: 330, source: "est" },
-  { a: "frankfurt", b: "sao-paulo", ms: 200, source: "est" },
-  { a: "virginia", b: "sao-paulo", ms: 120, source: "est" },
+  { a: "sydney", b: "singapore", ms: 175, source: "aws: Sydney-Singapore 175.3" },
+  { a: "sydney", b: "sao-paulo", ms: 323, source: "aws: Sydney-Sao Paulo 322.5" },
+  { a: "singapore", b: "frankfurt", ms: 326, source: "aws: Singapore-Frankfurt 325.9" },
+  { a: "singapore", b: "virginia", ms: 217, source: "aws: Singapore-N. Virginia 216.7" },
+  { a: "singapore", b: "sao-paulo", ms: 328, source: "aws: Singapore-Sao Paulo 328.1" },
+  { a: "frankfurt", b: "sao-paulo", ms: 195, source: "aws: Frankfurt-Sao Paulo 194.9" },
+  { a: "virginia", b: "sao-paulo", ms: 120, source: "aws: N. Virginia-Sao Paulo 119.5" },
 ];
 
 const SNAP_KM = 500;

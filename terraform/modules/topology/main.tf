@@ -2,7 +2,7 @@
 # for the edge), in the exact shape of shared/topology/schema.ts. Lists follow the map keys in
 # lexical order (Terraform iterates maps that way); optional fields are left out, not null.
 locals {
-  topology = {
+  topology = merge({
     version          = 1
     globalVip        = var.global_vip
     defaultClusterId = var.clusters[var.default_cluster].id
@@ -33,7 +33,7 @@ locals {
         backbone      = p.backbone
         backboneCidrs = p.backbone_cidrs
       },
-      { for k, v in { clusterId = try(var.clusters[p.cluster].id, null) } : k => v if v != null },
+      { for k, v in { clusterId = try(var.clusters[p.cluster].id, null), vipTcpPort = var.vip_tcp_port } : k => v if v != null },
     )]
-  }
+  }, { for k, v in { globalVipTcpPort = var.vip_tcp_port } : k => v if v != null })
 }

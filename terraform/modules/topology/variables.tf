@@ -15,6 +15,16 @@ variable "global_vip" {
   }
 }
 
+variable "vip_tcp_port" {
+  description = "TCP port of ICE-TCP on the VIP (RFC 6544), or null for none: every answer then also carries a passive TCP candidate on the VIP at this port (topology globalVipTcpPort), and every POP listens on it at its VIP address (pops[].vipTcpPort). 443 in production, where networks that drop UDP still pass it; the accelerator and the POPs' load balancers must forward TCP on this port."
+  type        = number
+  default     = null
+  validation {
+    condition     = var.vip_tcp_port == null || try(var.vip_tcp_port == floor(var.vip_tcp_port) && var.vip_tcp_port >= 1 && var.vip_tcp_port <= 65535, false)
+    error_message = "vip_tcp_port must be null or a whole port number from 1 to 65535; got ${coalesce(var.vip_tcp_port, 0)}."
+  }
+}
+
 variable "default_cluster" {
   description = "Key of the cluster the edge steers to when it knows nothing about the client (topology defaultClusterId)."
   type        = string

@@ -10,6 +10,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { type EchoAgent, startEchoAgent } from "../../../regional/echo-agent/agent.ts";
 import { Relay } from "../../../regional/relay/shell/relay.ts";
+import type { TcpLimits } from "../../../regional/relay/shell/tcp-limits.ts";
 import { configWithDefaults } from "../../../regional/transceiver/config.ts";
 import type { PathLimits } from "../../../regional/transceiver/core/paths.ts";
 import { startTransceiver, type Transceiver } from "../../../regional/transceiver/transceiver.ts";
@@ -40,7 +41,9 @@ export interface CallSystem {
 }
 
 /** Starts everything and connects the call; resolves once the Tap holds both kinds of check. */
-export async function startCallSystem(o: { pathLimits?: Partial<PathLimits> } = {}): Promise<CallSystem> {
+export async function startCallSystem(
+  o: { pathLimits?: Partial<PathLimits>; vipTcpPort?: number; tcp?: TcpLimits } = {},
+): Promise<CallSystem> {
   const hintKeys = randomKeyring(1);
   const clusterSecret = new Uint8Array(randomBytes(32));
   const agent: EchoAgent = await startEchoAgent();
@@ -57,6 +60,7 @@ export async function startCallSystem(o: { pathLimits?: Partial<PathLimits> } = 
   );
   const p = await ports();
   const topo = topology(p);
+  if (o.vipTcpPort !== undefined) topo.pops[0]!.vipTcpPort = o.vipTcpPort;
   const timers = {
     tickMs: 20,
     halfOpenMs: 3000,
@@ -78,7 +82,13 @@ export async function startCallSystem(o: { pathLimits?: Partial<PathLimits> } = 
     { threads: false, log: quietLog },
   );
   const pop = await Relay.start(
-    relayConfig("pop", topo, { hintKeys: hintText, timers, limits, socketBufferBytes: 4 << 20 }),
+    relayConfig("pop", topo, {
+      hintKeys: hintText,
+      timers,
+      limits,
+      socketBufferBytes: 4 << 20,
+      ...(o.tcp ? { tcp: o.tcp } : {}),
+    }),
     { threads: false, log: quietLog },
   );
   const tap = await Tap.start(p.vip);

@@ -161,3 +161,24 @@ run "pop_defaults" {
   }
 }
 
+
+# vip_tcp_port: a whole port number or null.
+run "vip_tcp_port_out_of_range" {
+  command = plan
+
+  variables {
+    vip_tcp_port = 70000
+  }
+
+  expect_failures = [var.vip_tcp_port]
+}
+
+run "vip_tcp_port_fractional" {
+  command = plan
+
+  variables {
+    vip_tcp_port = 443.5
+  }
+
+  expect_failures = [var.vip_tcp_port]
+}

@@ -43,3 +43,17 @@ run "renders_the_exact_json" {
     error_message = "topology_json is not the expected JSON: ${output.topology_json}"
   }
 }
+
+run "vip_tcp_port_turns_on_ice_tcp" {
+  command = plan
+
+  variables {
+    vip_tcp_port = 443
+  }
+
+  # The answer's passive TCP candidate and every POP's listener use the one port.
+  assert {
+    condition     = jsondecode(output.topology_json).globalVipTcpPort == 443 && alltrue([for p in jsondecode(output.topology_json).pops : p.vipTcpPort == 443])
+    error_message = "vip_tcp_port did not reach globalVipTcpPort and every pops[].vipTcpPort: ${output.topology_json}"
+  }
+}

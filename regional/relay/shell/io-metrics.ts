@@ -1,0 +1,35 @@
+// Metrics of the datagram I/O layer: which one a worker runs (gr_relay_io_mode) and, on the
+// batched path, the addon's own counters, copied from its stats arrays at scrape time.
+import type { Registry } from "../../common/metrics.ts";
+import { type IoMode, Stat } from "../native/index.ts";
+
+const EVENTS: [string, number][] = [
+  ["rx_batches", Stat.rxBatches],
+  ["rx_truncated", Stat.rxTruncated],
+  ["rx_errors", Stat.rxErrors],
+  ["tx_calls", Stat.txCalls],
+  ["tx_would_block", Stat.txBlocked],
+  ["tx_errors", Stat.txErrors],
+  ["tx_gso_trains", Stat.txGsoTrains],
+];
+
+/** Registers the families; returns the scrape-time update from the addon's totals (by Stat index). */
+export function ioMetrics(r: Registry, io: IoMode): (totals: Float64Array) => void {
+  const mode = r.gauge(
+    "gr_relay_io_mode",
+    "Workers on each datagram I/O: batch (recvmmsg/sendmmsg) or dgram",
+    ["mode"],
+  );
+  mode.with({ mode: "batch" }).set(io === "batch" ? 1 : 0);
+  mode.with({ mode: "dgram" }).set(io === "dgram" ? 1 : 0);
+  if (io !== "batch") return () => {};
+  const ev = r.counter(
+    "gr_relay_io_events_total",
+    "Batched I/O events: batches, system calls, datagrams lost",
+    ["event"],
+  );
+  const handles = EVENTS.map(([event, i]) => [ev.with({ event }), i] as const);
+  return (totals) => {
+    for (const [h, i] of handles) if (totals[i]! > h.value) h.inc(totals[i]! - h.value);
+  };
+}

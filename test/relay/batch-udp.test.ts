@@ -1,0 +1,316 @@
+// The batched UDP addon on its own, over real loopback sockets: many datagrams per batch both
+// ways, long datagrams in big slots and truncation beyond the maximum, IPv6 and dual-stack,
+// errors counted (never thrown) on the data path, idempotent close and no descriptor left behind.
+// A full send buffer (EAGAIN / ENOBUFS, counted as tx_would_block) cannot be provoked on loopback,
+// where the kernel hands send memory over at once; it takes the same counted path as the errors
+// provoked here.
+import { spawnSync } from "node:child_process";
+import dgram from "node:dgram";
+import { readdirSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  BatchSocket,
+  type BatchSocketOptions,
+  chooseIoMode,
+  FLAG_BIG,
+  FLAG_TRUNCATED,
+  loadBinding,
+  NO_HEADER,
+  RX_META,
+  Stat,
+  TX_META,
+} from "../../regional/relay/native/index.ts";
+import { until } from "./harness.ts";
+
+const open: BatchSocket[] = [];
+const peers: dgram.Socket[] = [];
+afterEach(() => {
+  for (const s of open.splice(0)) s.close();
+  for (const p of peers.splice(0)) p.close();
+});
+
+function sock(o: Partial<BatchSocketOptions> = {}): BatchSocket {
+  const s = BatchSocket.open({ host: "127.0.0.1", port: 0, reusePort: false, bufferBytes: 1 << 20, ...o });
+  open.push(s);
+  return s;
+}
+
+async function peer(type: "udp4" | "udp6" = "udp4", host = "127.0.0.1"): Promise<dgram.Socket> {
+  const p = dgram.createSocket({ type, recvBufferSize: 1 << 20 });
+  await new Promise<void>((r) => p.bind(0, host, () => r()));
+  peers.push(p);
+  return p;
+}
+
+interface Got {
+  len: number;
+  flags: number;
+  family: number;
+  port: number;
+  data: Buffer;
+}
+
+/** Copies every received datagram out of the slots (the test keeps them; the relay never does). */
+function collect(s: BatchSocket): { got: Got[]; batches: number[] } {
+  const got: Got[] = [];
+  const batches: number[] = [];
+  s.start((n) => {
+    batches.push(n);
+    for (let i = 0; i < n; i++) {
+      const o = i * RX_META;
+      const len = s.rxMeta[o]!;
+      got.push({
+        len,
+        flags: s.rxMeta[o + 1]!,
+        family: s.rxMeta[o + 2]!,
+        port: s.rxMeta[o + 3]!,
+        data: Buffer.from(s.datagram(i).subarray(0, len)),
+      });
+    }
+  });
+  return { got, batches };
+}
+
+const openFds = (): number => readdirSync("/proc/self/fd").length;
+
+describe("batched UDP addon", () => {
+  it("is built and loads (npm run build:native)", () => {
+    const b = loadBinding();
+    expect(b instanceof Error ? b.message : "loaded").toBe("loaded");
+  });
+
+  it("falls back to dgram where the addon cannot be built, and says why", () => {
+    const missing = new Error("addon not built (npm run build:native)");
+    expect(chooseIoMode(undefined, missing)).toEqual({ mode: "dgram", reason: missing.message });
+    expect(chooseIoMode("auto", missing).mode).toBe("dgram");
+    expect(() => chooseIoMode("batch", missing)).toThrow(/GR_RELAY_IO=batch: addon not built/);
+    expect(chooseIoMode("dgram").mode).toBe("dgram");
+    expect(chooseIoMode("batch").mode).toBe("batch");
+    expect(() => chooseIoMode("fast")).toThrow(/GR_RELAY_IO: must be "batch", "dgram" or "auto", got "fast"/);
+    // The install step without a compiler: a warning naming the cause, and success (unless --strict).
+    const build = (args: string[]) =>
+      spawnSync(process.execPath, ["regional/relay/native/build.ts", ...args], {
+        env: { ...process.env, CC: "/nonexistent/cc" },
+        encoding: "utf8",
+      });
+    const soft = build([]);
+    expect(soft.status).toBe(0);
+    expect(soft.stderr).toMatch(/"msg":"no C compiler \(cc\); the relay will run on dgram"/);
+    expect(build(["--strict"]).status).toBe(1);
+  });
+
+  it("receives many datagrams per batch and echoes them in place, header first, in one flush", async () => {
+    const s = sock();
+    const port = s.address().port;
+    const p = await peer();
+    const echoed: Buffer[] = [];
+    p.on("message", (m) => echoed.push(m));
+    s.headers.fill(0xab);
+    let batches = 0;
+    let biggest = 0;
+    s.start((n) => {
+      batches++;
+      biggest = Math.max(biggest, n);
+      for (let i = 0; i < n; i++) {
+        const o = i * RX_META;
+        // Reply to the sender's address with header row i in front of the datagram itself.
+        s.queue(i, 0, s.rxMeta[o]!, i, 4, s.rxMeta[o + 3]!, s.rxMeta[o + 4]!);
+      }
+      expect(s.flush(s)).toBe(n);
+    });
+    const N = 2_000;
+    for (let i = 0; i < N; i++) {
+      const d = Buffer.alloc(100 + (i % 50), i & 255);
+      d.writeUInt32BE(i, 0);
+      p.send(d, port, "127.0.0.1");
+    }
+    await until(() => echoed.length === N, `${N} echoes`);
+    expect(biggest).toBeGreaterThan(1); // batches, not one datagram per callback
+    expect(batches).toBeLessThan(N);
+    const seen = new Set<number>();
+    for (const m of echoed) {
+      expect(m.subarray(0, 28).every((b) => b === 0xab)).toBe(true);
+      const i = m.readUInt32BE(28);
+      expect(m.length).toBe(28 + 100 + (i % 50));
+      expect(m.subarray(32).every((b) => b === (i & 255))).toBe(true);
+      seen.add(i);
+    }
+    expect(seen.size).toBe(N);
+    expect(s.stats[Stat.rx]).toBe(N);
+    expect(s.stats[Stat.tx]).toBe(N);
+    expect(s.stats[Stat.rxBatches]).toBe(batches);
+  });
+
+  it("sends runs of same-length datagrams to one peer as GSO trains; the peer gets each datagram", async () => {
+    for (const gso of [true, false]) {
+      const s = sock({ gso });
+      const out = sock({ gso });
+      const p = await peer();
+      const got: Buffer[] = [];
+      p.on("message", (m) => got.push(m));
+      out.connect("127.0.0.1", p.address().port);
+      out.headers.fill(7); // header rows belong to the sending socket
+      s.start((n) => {
+        // Every datagram to the connected peer behind header i; a 150-byte one ends a run.
+        for (let i = 0; i < n; i++) out.queue(i, 0, s.rxMeta[i * RX_META]!, i, 0, 0, 0);
+        out.flush(s);
+      });
+      const c = await peer();
+      const N = 600;
+      for (let i = 0; i < N; i++) {
+        const d = Buffer.alloc(i % 97 === 0 ? 150 : 200, i & 255);
+        d.writeUInt32BE(i, 0);
+        c.send(d, s.address().port, "127.0.0.1");
+      }
+      await until(() => got.length === N, `${N} datagrams at the peer (gso ${gso})`);
+      const seen = new Set<number>();
+      for (const m of got) {
+        const i = m.readUInt32BE(28);
+        expect(m.length).toBe(28 + (i % 97 === 0 ? 150 : 200));
+        expect(m.subarray(0, 28).every((b) => b === 7)).toBe(true);
+        expect(m.subarray(32).every((b) => b === (i & 255))).toBe(true);
+        seen.add(i);
+      }
+      expect(seen.size).toBe(N);
+      expect(out.stats[Stat.tx]).toBe(N);
+      if (gso) expect(out.stats[Stat.txGsoTrains]).toBeGreaterThan(0);
+      else expect(out.stats[Stat.txGsoTrains]).toBe(0);
+    }
+  });
+
+  it("keeps a long datagram whole in its big slot and drops one beyond the maximum, counted", async () => {
+    const s = sock({ slotBytes: 256, maxDatagram: 1_024 });
+    const { got } = collect(s);
+    const p = await peer();
+    const port = s.address().port;
+    for (const size of [200, 256, 257, 1_024, 1_025, 9_000])
+      p.send(Buffer.alloc(size, size & 255), port, "127.0.0.1");
+    await until(() => got.length === 6, "six datagrams");
+    const bySize = got.map((g) => [g.len, g.flags]);
+    expect(bySize.slice(0, 4)).toEqual([
+      [200, 0],
+      [256, 0],
+      [257, FLAG_BIG],
+      [1_024, FLAG_BIG],
+    ]);
+    for (const g of got.slice(0, 4)) expect(g.data.every((b) => b === (g.len & 255))).toBe(true);
+    for (const g of got.slice(4)) expect(g.flags & FLAG_TRUNCATED).toBe(FLAG_TRUNCATED);
+    expect(s.stats[Stat.rxTruncated]).toBe(2);
+  });
+
+  it("receives and answers IPv6, and IPv4 on a dual-stack socket as family 4", async () => {
+    let s: BatchSocket;
+    try {
+      s = sock({ host: "::1" });
+    } catch (e) {
+      expect((e as { code?: string }).code).toMatch(/EADDRNOTAVAIL|EAFNOSUPPORT/); // no IPv6 here
+      return;
+    }
+    const port = s.address().port;
+    expect(s.address()).toMatchObject({ family: 6, address: "::1" });
+    const p6 = await peer("udp6", "::1");
+    const answers: dgram.RemoteInfo[] = [];
+    p6.on("message", (_m, r) => answers.push(r));
+    s.start((n) => {
+      for (let i = 0; i < n; i++) {
+        const o = i * RX_META;
+        expect(s.rxMeta[o + 2]).toBe(6);
+        expect(s.rxMetaBytes.subarray((o + 4) * 4, (o + 4) * 4 + 16)).toEqual(
+          new Uint8Array([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]),
+        );
+        const row = s.queue(i, 0, s.rxMeta[o]!, NO_HEADER, 6, s.rxMeta[o + 3]!, 0);
+        s.txMetaBytes.set(s.rxMetaBytes.subarray((o + 4) * 4, (o + 4) * 4 + 16), (row * TX_META + 6) * 4);
+      }
+      s.flush(s);
+    });
+    p6.send(Buffer.from("six"), port, "::1");
+    await until(() => answers.length === 1, "IPv6 answer");
+    expect(answers[0]).toMatchObject({ address: "::1", port });
+
+    const dual = sock({ host: "::" });
+    const { got } = collect(dual);
+    const p4 = await peer();
+    p4.send(Buffer.from("four"), dual.address().port, "127.0.0.1");
+    await until(() => got.length === 1, "IPv4 datagram on the dual-stack socket");
+    expect(got[0]).toMatchObject({ family: 4, port: p4.address().port });
+    const back: Buffer[] = [];
+    p4.on("message", (m) => back.push(m));
+    expect(dual.sendOne(Buffer.from("mapped"), 0, 6, 4, p4.address().port, 0x7f000001)).toBe(true);
+    await until(() => back.length === 1, "answer to an IPv4 client from the dual-stack socket");
+    expect(back[0]!.toString()).toBe("mapped");
+  });
+
+  it("counts data-path errors instead of throwing: refused peer, oversize send, bad rows", async () => {
+    const gone = await peer();
+    const gonePort = gone.address().port;
+    gone.close();
+    peers.splice(peers.indexOf(gone), 1);
+    const s = sock();
+    s.connect("127.0.0.1", gonePort);
+    s.start(() => {});
+    const src = sock();
+    const { got } = collect(src);
+    const p = await peer();
+    p.send(Buffer.alloc(64, 1), src.address().port, "127.0.0.1");
+    await until(() => got.length === 1, "a datagram to forward");
+    // Nobody listens behind the connected socket: the kernel's ICMP answer comes back as
+    // ECONNREFUSED on a later call, counted on receive or send.
+    for (let round = 0; round < 5; round++) {
+      s.sendOne(Buffer.alloc(10), 0, 10, 0, 0, 0);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await until(() => s.stats[Stat.rxErrors]! + s.stats[Stat.txErrors]! > 0, "ECONNREFUSED counted");
+    // A row pointing past the slots, and a datagram too long for UDP behind a header: counted.
+    const t = sock();
+    t.start(() => {});
+    const dst = t.address().port;
+    src.queue(src.batch + 5, 0, 10, NO_HEADER, 4, dst, 0x7f000001);
+    src.queue(0, 0, 10_000, NO_HEADER, 4, dst, 0x7f000001);
+    expect(src.flush(src)).toBe(0);
+    expect(src.stats[Stat.txErrors]).toBe(2);
+    const huge = Buffer.alloc(65_530);
+    expect(src.sendOne(huge, 0, huge.length, 4, dst, 0x7f000001)).toBe(false); // EMSGSIZE
+    expect(src.stats[Stat.txErrors]).toBe(3);
+    expect(() => src.sendOne(huge, 10, huge.length, 4, dst, 0x7f000001)).toThrow(TypeError); // caller bug
+  });
+
+  it("throws setup errors with a code: a taken port, a host that is not a literal", async () => {
+    const a = sock();
+    expect(() => sock({ port: a.address().port })).toThrow(expect.objectContaining({ code: "EADDRINUSE" }));
+    expect(() => sock({ host: "localhost" })).toThrow(/IP literal/);
+    // SO_REUSEPORT: workers share a port.
+    const r1 = sock({ reusePort: true });
+    expect(() => sock({ reusePort: true, port: r1.address().port })).not.toThrow();
+  });
+
+  it("closes idempotently, stops delivering, and leaves no descriptor behind", async () => {
+    const before = openFds();
+    const many: BatchSocket[] = [];
+    for (let i = 0; i < 50; i++) {
+      const s = BatchSocket.open({ host: "127.0.0.1", port: 0, reusePort: true, bufferBytes: 65_536 });
+      s.start(() => {});
+      many.push(s);
+    }
+    expect(openFds()).toBe(before + 50);
+    for (const s of many) {
+      s.close();
+      s.close();
+      expect(s.fd).toBe(-1);
+      expect(s.flush(s)).toBe(0);
+      expect(s.sendOne(Buffer.alloc(1), 0, 1, 4, 9, 0x7f000001)).toBe(false);
+    }
+    expect(openFds()).toBe(before);
+    // A socket closed from inside its own callback gets no further batch.
+    const s = sock();
+    let calls = 0;
+    s.start(() => {
+      calls++;
+      s.close();
+    });
+    const p = await peer();
+    for (let i = 0; i < 200; i++) p.send(Buffer.alloc(10), s.address().port, "127.0.0.1");
+    await until(() => calls > 0, "first batch");
+    await new Promise((r) => setTimeout(r, 50));
+    expect(calls).toBe(1);
+  });
+});
