@@ -6,7 +6,7 @@
 // to received datagram i: the POP engine writes its 28-byte header straight into it.
 import { performance } from "node:perf_hooks";
 import { formatIpv4, formatIpv6 } from "../../../shared/backbone/address.ts";
-import { FRAME_HEADER_BYTES } from "../../../shared/backbone/frame.ts";
+import { FRAME_FLAG_TCP, FRAME_HEADER_BYTES } from "../../../shared/backbone/frame.ts";
 import { parseHostPort } from "../../../shared/topology/address.ts";
 import { ipv4Of, ipv6Into } from "../core/address.ts";
 import { ClusterEngine } from "../core/cluster-engine.ts";
@@ -31,6 +31,19 @@ export interface PathHost {
   coarseNow(): number;
   drainEvents(e: PopEngine): void;
   warn(key: string, msg: string, fields: Record<string, unknown>): void;
+  /** The POP's ICE-TCP engine (frames with the TCP-borne flag go there), when it listens. */
+  tcp(): TcpFrames | null;
+}
+
+/** What the batched path hands TCP-borne frames to (tcp.ts); each call owns its `msg`. */
+export interface TcpFrames {
+  fromUpstream(now: number, kind: number, id: number, msg: Buffer): void;
+  fromBackbone(now: number, address: string, port: number, msg: Buffer): void;
+}
+
+/** A TCP-borne frame leaves the batch: the connection may queue it past this batch's slots. */
+function isTcpBorne(buf: Buffer, len: number): boolean {
+  return len > 2 && (buf[2]! & FRAME_FLAG_TCP) !== 0;
 }
 
 /** Address texts by IPv4 number, as dgram would report them; cleared when full (bounded). */
@@ -234,6 +247,11 @@ export class BatchPath {
       const buf = s.datagram(i);
       const len = m[o]!;
       const now = len > FRAME_HEADER_BYTES && buf[FRAME_HEADER_BYTES]! < 4 ? performance.now() : coarse;
+      const tcp = isTcpBorne(buf, len) ? this.#h.tcp() : null;
+      if (tcp !== null) {
+        tcp.fromUpstream(now, kind, id, Buffer.copyBytesFrom(buf, 0, len));
+        continue;
+      }
       if (e.fromUpstream(now, kind, id, buf, len) === Action.toClient) {
         this.#queueTo(vip, i, FRAME_HEADER_BYTES, len - FRAME_HEADER_BYTES, e.out.address, e.out.port);
       }
@@ -254,6 +272,16 @@ export class BatchPath {
       if ((m[o + 1]! & FLAG_TRUNCATED) !== 0) continue;
       const buf = s.datagram(i);
       const len = m[o]!;
+      const tcp = isTcpBorne(buf, len) ? this.#h.tcp() : null;
+      if (tcp !== null) {
+        tcp.fromBackbone(
+          performance.now(),
+          this.#address(s, o),
+          m[o + 3]!,
+          Buffer.copyBytesFrom(buf, 0, len),
+        );
+        continue;
+      }
       const a = e.fromBackbone(performance.now(), this.#address(s, o), m[o + 3]!, buf, len);
       if (a === Action.toClient) {
         this.#queueTo(vip, i, FRAME_HEADER_BYTES, len - FRAME_HEADER_BYTES, e.out.address, e.out.port);

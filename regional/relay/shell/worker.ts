@@ -192,6 +192,7 @@ export class RelayWorker {
           coarseNow: () => this.#coarseNow,
           drainEvents: (e) => this.#drainEvents(e),
           warn: this.#warn,
+          tcp: () => this.#tcp,
         },
         buf,
       );
@@ -237,10 +238,6 @@ export class RelayWorker {
         this.#onPopBackbone(e, msg, rinfo),
       );
       this.addresses.vip = formatAddress(this.#vip);
-      this.#tcp = await startTcp(cfg, pop, this.#popCfg!, this.metrics.registry, (k, id, h, p) =>
-        this.#sendWrapped(e, k, id, h, p),
-      );
-      if (this.#tcp !== null) this.addresses.vipTcp = this.#tcp.address;
       this.addresses.backbone = formatAddress(this.#backbone);
     } else {
       const cluster = topo.clusters.find((c) => c.id === cfg.id)!;
@@ -251,7 +248,25 @@ export class RelayWorker {
       );
       this.addresses.backbone = formatAddress(this.#backbone);
     }
+    if (cfg.role === "pop") await this.#openTcp();
     this.#timers.push(setInterval(() => this.#tick(), cfg.timers.tickMs));
+  }
+
+  /** The POP's ICE-TCP listener (when the topology gives it a port), on either datagram path. */
+  async #openTcp(): Promise<void> {
+    const pop = this.cfg.topology.pops.find((p) => p.id === this.cfg.id)!;
+    const e = this.engine as PopEngine;
+    const b = this.#batch;
+    this.#tcp = await startTcp(
+      this.cfg,
+      pop,
+      this.#popCfg!,
+      this.metrics.registry,
+      b !== null
+        ? (k, id, h, p) => b.sendWrapped(k, id, h, p)
+        : (k, id, h, p) => this.#sendWrapped(e, k, id, h, p),
+    );
+    if (this.#tcp !== null) this.addresses.vipTcp = this.#tcp.address;
   }
 
   /** The same sockets as below, on the batched path. */
