@@ -5,26 +5,31 @@
 // server process only: CPU (fraction of one core), event-loop delay p99, memory per session,
 // setup CPU per session; loss from the client's count of echoed packets.
 //
-// Env: BENCH_SESSIONS (150), BENCH_SECONDS (20), BENCH_CONCURRENCY (10),
-//      BENCH_MODES ("gr-ws,gr-internal,gr-internal-x4,werift"). About 2.5 minutes with the defaults.
+// Env: BENCH_SESSIONS (150), BENCH_SECONDS (20), BENCH_CONCURRENCY (10), BENCH_LOAD (1: busy
+//      processes competing for the CPU during each mode's media window, 0 for none),
+//      BENCH_MODES ("gr-ws,gr-ws-single,gr-ws-gcm,gr-ws-x8,werift"). About 6 minutes.
 //   gr-ws        the transceiver as deployed: shared socket + backbone frames (loopback relay in the
-//                client process) + a WebSocket bridge per session to the echo agent (own process)
+//                client process) + a WebSocket bridge per session to the echo agent (own process,
+//                audio batches negotiated), AES-CM SRTP through the swapped-in cipher
 //   gr-internal  the same transceiver with the in-process echo backend (no WebSocket): isolates
 //                the shared-socket media path for a like-for-like comparison with werift
-//   gr-internal-x4  the same with TRANSCEIVER_SOCKETS=4 (one port, four SO_REUSEPORT sockets:
-//                four times the receive buffering to ride out CPU starvation)
 //   werift       werift as shipped: one UDP socket per session, in-process echo, no relay
+// Suffixes on gr-ws / gr-internal: -xN  TRANSCEIVER_SOCKETS=N (one port, N SO_REUSEPORT sockets:
+//   N times the kernel receive buffering to ride out CPU starvation); -single  the echo agent
+//   refuses batches (one frame per WebSocket message, as before batching); -gcm  AES-GCM SRTP as
+//   werift prefers it (werift's cipher per packet); -cr  TRANSCEIVER_CONNECT_RELAYS=1.
 import { type ChildProcess, fork, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { cpus } from "node:os";
+import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 
 const here = (f: string): string => fileURLToPath(new URL(f, import.meta.url));
 const N = Number(process.env.BENCH_SESSIONS ?? 150);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 10);
-const MODES = (process.env.BENCH_MODES ?? "gr-ws,gr-internal,gr-internal-x4,werift")
+const LOAD = Number(process.env.BENCH_LOAD ?? 1);
+const MODES = (process.env.BENCH_MODES ?? "gr-ws,gr-ws-single,gr-ws-gcm,gr-ws-x8,werift")
   .split(",")
   .map((s) => s.trim());
 
@@ -58,8 +63,8 @@ class Child {
   send(m: Msg): void {
     this.p.send(m);
   }
-  async request(m: Msg, reply: string): Promise<Msg> {
-    const w = this.wait(reply);
+  async request(m: Msg, reply: string, timeoutMs?: number): Promise<Msg> {
+    const w = this.wait(reply, timeoutMs);
     this.send(m);
     return w;
   }
@@ -75,9 +80,25 @@ function forkChild(file: string, env: Record<string, string>, execArgv: string[]
   );
 }
 
-async function startEchoAgent(): Promise<{ url: string; stop(): void }> {
+/** Competing CPU load: `n` processes spinning until stopped. */
+function startLoad(n: number): () => void {
+  const ps = Array.from({ length: n }, () =>
+    spawn(process.execPath, ["-e", "for(;;){}"], { stdio: "ignore" }),
+  );
+  return () => {
+    for (const p of ps) p.kill("SIGKILL");
+  };
+}
+
+async function startEchoAgent(audioBatch: boolean): Promise<{ url: string; stop(): void }> {
   const p = spawn(process.execPath, [here("../../regional/echo-agent/main.ts")], {
-    env: { ...process.env, ECHO_AGENT_LISTEN: "127.0.0.1:0", ECHO_DELAY_MS: "0", LOG_LEVEL: "error" },
+    env: {
+      ...process.env,
+      ECHO_AGENT_LISTEN: "127.0.0.1:0",
+      ECHO_DELAY_MS: "0",
+      ECHO_AUDIO_BATCH: audioBatch ? "1" : "0",
+      LOG_LEVEL: "error",
+    },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const url = await new Promise<string>((resolve, reject) => {
@@ -122,7 +143,8 @@ interface Result {
 
 async function runMode(mode: string): Promise<Result> {
   const secret = randomBytes(32).toString("base64");
-  const agent = mode === "gr-ws" ? await startEchoAgent() : undefined;
+  const agent = mode.startsWith("gr-ws") ? await startEchoAgent(!mode.includes("-single")) : undefined;
+  const sockets = Number(/-x(\d+)/.exec(mode)?.[1] ?? 1);
   // BENCH_PROFILE_ALL=dir: a CPU profile of the server's whole life (set-up included).
   const profile = process.env.BENCH_PROFILE_ALL
     ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_ALL}`, `--cpu-prof-name=${mode}.cpuprofile`]
@@ -139,8 +161,9 @@ async function runMode(mode: string): Promise<Result> {
       hintKey: randomBytes(32).toString("base64"),
       callIdKey: randomBytes(32).toString("base64"),
       backend: agent ? agent.url : "internal:echo",
-      sockets: mode === "gr-internal-x4" ? 4 : 1,
-      connectRelays: mode === "gr-internal-cr",
+      sockets,
+      connectRelays: mode.includes("-cr"),
+      srtpProfiles: mode.includes("-gcm") ? "werift" : "aes-cm-only",
     },
     "started",
   );
@@ -167,6 +190,7 @@ async function runMode(mode: string): Promise<Result> {
       secret,
     },
     "connected",
+    600_000,
   );
   const setupSeconds = (performance.now() - tSetup) / 1000;
   const afterSetup = await stats({ gc: true });
@@ -177,6 +201,7 @@ async function runMode(mode: string): Promise<Result> {
   const clientPorts = (connected.ports as number[]) ?? [];
   const drops0 = { server: udpDrops(serverPorts), client: udpDrops(clientPorts) };
   const windowClosed = clients.wait("window-closed", (SECONDS + 30) * 1000);
+  const stopLoad = startLoad(LOAD);
   await windowOpen;
   // BENCH_PROFILE=dir: a CPU profile of the server over the measurement window only.
   if (process.env.BENCH_PROFILE) await server.request({ cmd: "profile-start" }, "profile-started");
@@ -192,6 +217,7 @@ async function runMode(mode: string): Promise<Result> {
     );
   }
   const elapsedMs = performance.now() - t0;
+  stopLoad();
   const media = await done;
   const kernelDrops = {
     warmup: dropsAtWindow,
@@ -270,7 +296,9 @@ function round(x: number, d: number): number {
 
 const started = performance.now();
 console.error(
-  `bench:transceiver  sessions=${N} seconds=${SECONDS} concurrency=${CONCURRENCY} modes=${MODES.join(",")} cpus=${cpus().length} node=${process.version}`,
+  `bench:transceiver  sessions=${N} seconds=${SECONDS} concurrency=${CONCURRENCY} load=${LOAD} modes=${MODES.join(",")} cpus=${cpus().length} node=${process.version} loadavg=${loadavg()
+    .map((x) => x.toFixed(1))
+    .join(",")}`,
 );
 const results: Result[] = [];
 for (const mode of MODES) {
@@ -303,13 +331,18 @@ const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!))
 console.log(line(cols.map(([h]) => h)));
 console.log(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
 for (const r of results) console.log(line(cols.map(([, f]) => f(r))));
-const gr = results.find((r) => r.mode === "gr-internal");
 const wr = results.find((r) => r.mode === "werift");
-if (gr && wr) {
+for (const gr of results) {
+  if (!wr || gr === wr) continue;
   console.log(
-    `\nshared socket vs werift per-socket (same echo, same run): CPU per echo ${(gr.usPerEcho / wr.usPerEcho).toFixed(2)}x, setup CPU ${(gr.setupCpuMsPerSession / wr.setupCpuMsPerSession).toFixed(2)}x, RSS/session ${(gr.rssMiBPerSession / wr.rssMiBPerSession).toFixed(2)}x`,
+    `${gr.mode} vs werift per-socket (same run): CPU per echo ${(gr.usPerEcho / wr.usPerEcho).toFixed(2)}x, setup CPU ${(gr.setupCpuMsPerSession / wr.setupCpuMsPerSession).toFixed(2)}x, RSS/session ${(gr.rssMiBPerSession / wr.rssMiBPerSession).toFixed(2)}x, loss ${(gr.loss * 100).toFixed(3)}% vs ${(wr.loss * 100).toFixed(3)}%`,
   );
 }
+console.log(
+  `load average at the end: ${loadavg()
+    .map((x) => x.toFixed(1))
+    .join(", ")}`,
+);
 console.log(
   JSON.stringify({
     bench: "transceiver",

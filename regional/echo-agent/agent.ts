@@ -1,12 +1,16 @@
 // The default backend: echoes the caller's audio after a delay and speaks the Realtime event
 // protocol as an echoing model would (realtime.ts, docs/backend-protocol.md). One WebSocket per session; runs in-process (startEchoAgent) or as
 // its own process (main.ts). Each connection keeps one FIFO and one timer, so a delay costs a
-// queue entry per frame, not a timer per frame.
-import { createServer, type Server } from "node:http";
+// queue entry per frame, not a timer per frame. It accepts audio batches when the transceiver
+// asks (x-gr-audio-batch) and echoes a batch as the same batch.
+import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type WebSocket, WebSocketServer } from "ws";
 import {
+  AUDIO_BATCH_HEADER,
+  AUDIO_BATCH_VERSION,
   AUDIO_FRAME_HEADER_BYTES,
+  AudioBatchReader,
   newAudioFrameHeader,
   readAudioFrameHeader,
 } from "../transceiver/backend-protocol.ts";
@@ -18,6 +22,8 @@ export interface EchoAgentOptions {
   port?: number;
   /** Audio comes back this many milliseconds after it arrived. */
   delayMs?: number;
+  /** Accept audio batches when the transceiver asks (default true; false acts as an old backend). */
+  audioBatch?: boolean;
 }
 
 export interface EchoAgent {
@@ -43,9 +49,16 @@ export async function startEchoAgent(o: EchoAgentOptions = {}): Promise<EchoAgen
   let framesEchoed = 0;
   const events: unknown[] = [];
   const h = newAudioFrameHeader();
+  const reader = new AudioBatchReader();
+  const wantsBatch = (req: IncomingMessage) =>
+    o.audioBatch !== false && req.headers[AUDIO_BATCH_HEADER] === "1";
+  wss.on("headers", (headers: string[], req: IncomingMessage) => {
+    if (wantsBatch(req)) headers.push(`${AUDIO_BATCH_HEADER}: 1`);
+  });
 
-  wss.on("connection", (ws: WebSocket) => {
-    const queue: { at: number; data: Buffer }[] = [];
+  wss.on("connection", (ws: WebSocket, req: IncomingMessage) => {
+    const batch = wantsBatch(req);
+    const queue: { at: number; data: Buffer; frames: number }[] = [];
     let timer: NodeJS.Timeout | undefined;
     const rt = new EchoEvents((text) => {
       if (ws.readyState === ws.OPEN) ws.send(text);
@@ -57,21 +70,32 @@ export async function startEchoAgent(o: EchoAgentOptions = {}): Promise<EchoAgen
         const item = queue.shift()!;
         if (ws.readyState === ws.OPEN) {
           ws.send(item.data, { binary: true });
-          framesEchoed++;
+          framesEchoed += item.frames;
         }
       }
       if (queue.length > 0) timer = setTimeout(flush, Math.max(0, queue[0]!.at - now));
     };
     ws.on("message", (data: Buffer, isBinary: boolean) => {
       if (isBinary) {
-        if (readAudioFrameHeader(data, h) !== "ok") return;
-        rt.audio(h.codec, h.flags, data.subarray(AUDIO_FRAME_HEADER_BYTES));
+        let frames = 0;
+        if (batch && data[0] === AUDIO_BATCH_VERSION) {
+          if (reader.start(data) !== "ok") return;
+          for (let s = reader.next(h); s !== "end"; s = reader.next(h)) {
+            if (s !== "ok") return;
+            rt.audio(h.codec, h.flags, data.subarray(reader.payloadStart, reader.payloadEnd));
+            frames++;
+          }
+        } else {
+          if (readAudioFrameHeader(data, h) !== "ok") return;
+          rt.audio(h.codec, h.flags, data.subarray(AUDIO_FRAME_HEADER_BYTES));
+          frames = 1;
+        }
         if (delayMs === 0) {
           ws.send(data, { binary: true });
-          framesEchoed++;
+          framesEchoed += frames;
           return;
         }
-        queue.push({ at: performance.now() + delayMs, data });
+        queue.push({ at: performance.now() + delayMs, data, frames });
         if (timer === undefined) timer = setTimeout(flush, delayMs);
         return;
       }

@@ -1,5 +1,6 @@
 // Echo agent process: `npx node regional/echo-agent/main.ts`.
-// Env: ECHO_AGENT_LISTEN (default 127.0.0.1:8090), ECHO_DELAY_MS (default 0), LOG_LEVEL.
+// Env: ECHO_AGENT_LISTEN (default 127.0.0.1:8090), ECHO_DELAY_MS (default 0),
+// ECHO_AUDIO_BATCH (1 = accept audio batches, the default; 0 = answer like an old backend), LOG_LEVEL.
 
 import { type ConfigError, EnvReader } from "../../shared/config/env-reader.ts";
 import { createLogger } from "../common/log.ts";
@@ -9,13 +10,14 @@ const log = createLogger({ svc: "echo-agent" });
 const r = new EnvReader(process.env);
 const hp = r.hostPort("ECHO_AGENT_LISTEN", "127.0.0.1:8090");
 const delayMs = r.int("ECHO_DELAY_MS", 0, 60_000, 0);
+const audioBatch = r.int("ECHO_AUDIO_BATCH", 0, 1, 1) === 1;
 try {
   r.done();
 } catch (e) {
   log.error("invalid configuration", { problems: (e as ConfigError).problems });
   process.exit(2);
 }
-const agent = await startEchoAgent({ host: hp.host, port: hp.port, delayMs });
+const agent = await startEchoAgent({ host: hp.host, port: hp.port, delayMs, audioBatch });
 let stopping = false;
 const stop = async (signal: string): Promise<void> => {
   if (stopping) return;

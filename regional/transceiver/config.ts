@@ -8,6 +8,7 @@ import type { Keyring } from "../../shared/keys.ts";
 import { DEFAULT_REPLAY_WINDOW_MS } from "../../shared/signing/request.ts";
 import { type HostPort, parseHostPort } from "../../shared/topology/address.ts";
 import { parseTopology } from "../../shared/topology/schema.ts";
+import { SRTP_PROFILE_ORDERS, type SrtpProfileOrder } from "./srtp/install.ts";
 
 // The reader and its error live in shared/config; re-exported for this wing's other entry points.
 export { ConfigError, EnvReader } from "../../shared/config/env-reader.ts";
@@ -25,6 +26,8 @@ export interface TransceiverConfig {
   socketCount: number;
   /** Per relay source, a socket connected to it on the backbone port (SO_REUSEPORT) for sending. */
   connectRelays: boolean;
+  /** SRTP profiles offered in DTLS (docs/werift.md, "SRTP"): AES-CM alone by default. */
+  srtpProfiles: SrtpProfileOrder;
   /** Where the signalling HTTP server binds. */
   http: HostPort;
   /** Signalling URL announced in heartbeats; default: http://<bound address>. */
@@ -100,6 +103,7 @@ export function loadConfig(
     socketBufferBytes: r.int("TRANSCEIVER_SOCKET_BUFFER_BYTES", 65_536, 1 << 30, 4 * 1024 * 1024),
     socketCount: r.int("TRANSCEIVER_SOCKETS", 1, 16, 1),
     connectRelays: r.int("TRANSCEIVER_CONNECT_RELAYS", 0, 1, 0) === 1,
+    srtpProfiles: srtpProfileOrder(r),
     http: r.hostPort("TRANSCEIVER_HTTP", "127.0.0.1:0"),
     httpAdvertise: r.optional("TRANSCEIVER_HTTP_ADVERTISE"),
     backendUrl: r.url("BACKEND_URL", "ws://127.0.0.1:8090", /^(wss?|internal):$/),
@@ -157,6 +161,7 @@ export function configWithDefaults(
     socketBufferBytes: 4 * 1024 * 1024,
     socketCount: 1,
     connectRelays: false,
+    srtpProfiles: "aes-cm-only",
     http: { host: "127.0.0.1", port: 0, ipv6: false },
     httpAdvertise: undefined,
     backendUrl: "ws://127.0.0.1:8090",
@@ -180,4 +185,11 @@ export function configWithDefaults(
     ...rest,
     clusterKeys,
   };
+}
+
+function srtpProfileOrder(r: EnvReader): SrtpProfileOrder {
+  const v = r.str("TRANSCEIVER_SRTP_PROFILES", "aes-cm-only");
+  if ((SRTP_PROFILE_ORDERS as readonly string[]).includes(v)) return v as SrtpProfileOrder;
+  r.problems.push(`TRANSCEIVER_SRTP_PROFILES: "${v}" is not one of ${SRTP_PROFILE_ORDERS.join(", ")}`);
+  return "aes-cm-only";
 }

@@ -25,6 +25,7 @@ import { webSocketBackend } from "./shell/bridge.ts";
 import type { Session } from "./shell/session.ts";
 import { assertGlueCompatible } from "./shell/werift-glue.ts";
 import { RequestVerifier } from "./signing.ts";
+import { installFastSrtp } from "./srtp/install.ts";
 
 export type { CreateRequest, CreateResult } from "./sessions.ts";
 export { redactCallId, regionOf } from "./sessions.ts";
@@ -107,6 +108,9 @@ export class Transceiver implements ApiHost {
   static async start(config: TransceiverConfig, o: TransceiverOptions = {}): Promise<Transceiver> {
     assertGlueCompatible();
     const t = new Transceiver(config, o);
+    const srtp = installFastSrtp(config.srtpProfiles);
+    if (!srtp.ok)
+      t.log.warn("fast SRTP not installed, werift's own SRTP runs (slower)", { reason: srtp.reason });
     // One DTLS certificate per process (werift caches it); make it before the first offer.
     await RTCDtlsTransport.SetupCertificate();
     t.verifier = await RequestVerifier.create(

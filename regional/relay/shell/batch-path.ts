@@ -33,6 +33,8 @@ export interface PathHost {
   warn(key: string, msg: string, fields: Record<string, unknown>): void;
   /** The POP's ICE-TCP engine (frames with the TCP-borne flag go there), when it listens. */
   tcp(): TcpFrames | null;
+  /** Something arrived from transceiver `id` (its liveness; once per batch, not per datagram). */
+  heard(id: number): void;
 }
 
 /** What the batched path hands TCP-borne frames to (tcp.ts); each call owns its `msg`. */
@@ -234,6 +236,7 @@ export class BatchPath {
   }
 
   #onUpstream(e: PopEngine, kind: number, id: number, s: BatchSocket, n: number): void {
+    if (kind === PeerKind.transceiver) this.#h.heard(id);
     const m = s.rxMeta;
     const coarse = this.#h.coarseNow();
     const vip = this.vip;
@@ -307,6 +310,7 @@ export class BatchPath {
   }
 
   #onTransceiver(e: ClusterEngine, id: number, s: BatchSocket, n: number): void {
+    this.#h.heard(id);
     const m = s.rxMeta;
     const coarse = this.#h.coarseNow();
     const backbone = this.backbone;
@@ -330,6 +334,13 @@ export class BatchPath {
   }
 
   // ---- beside the batches ------------------------------------------------------------------------
+
+  /** A whole frame of the relay's own (a liveness ping) to an upstream peer, outside a batch. */
+  sendFrame(kind: number, id: number, frame: Uint8Array): void {
+    const t = this.#upstream(kind, id);
+    if (t === undefined || t.closed || !t.sendOne(frame, 0, frame.length, 0, 0, 0))
+      this.#h.metrics.sendErrors++;
+  }
 
   /** Header + datagram to an upstream peer, outside a batch (held datagrams of restored flows). */
   sendWrapped(kind: number, id: number, header: Uint8Array, msg: Uint8Array): void {

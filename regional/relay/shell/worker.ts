@@ -193,6 +193,7 @@ export class RelayWorker {
           drainEvents: (e) => this.#drainEvents(e),
           warn: this.#warn,
           tcp: () => this.#tcp,
+          heard: (id) => this.#liveness?.heard(id, this.#coarseNow),
         },
         buf,
       );
@@ -477,19 +478,27 @@ export class RelayWorker {
 
   #checkTransceivers(l: Liveness): void {
     const changes = l.tick(this.#coarseNow, this.#tAddr.keys(), (id) => {
-      const sock = this.#tSocks[id];
-      if (!sock) return;
-      let ping = this.#pings.get(id);
-      if (!ping) {
-        ping = pingFrame(this.#liveClusterId, id);
-        this.#pings.set(id, ping);
+      const b = this.#batch;
+      if (b !== null) {
+        b.sendFrame(PeerKind.transceiver, id, this.#ping(id));
+        return;
       }
-      sock.send(ping);
+      const sock = this.#tSocks[id];
+      if (sock) sock.send(this.#ping(id));
     });
     for (const c of changes) {
       if (c.up) this.#log.info("transceiver up", { transceiverId: c.transceiverId });
       else this.#log.warn("transceiver down", { transceiverId: c.transceiverId, reason: c.reason });
     }
+  }
+
+  #ping(id: number): Uint8Array {
+    let ping = this.#pings.get(id);
+    if (!ping) {
+      ping = pingFrame(this.#liveClusterId, id);
+      this.#pings.set(id, ping);
+    }
+    return ping;
   }
 
   #drainEvents(e: PopEngine): void {

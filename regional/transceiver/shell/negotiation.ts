@@ -12,6 +12,7 @@ import type { Mux } from "../core/mux.ts";
 import { UfragSet } from "../core/ufrags.ts";
 import { ApiError } from "../errors.ts";
 import type { SessionAudio } from "./audio.ts";
+import { guardRecordSequence } from "./dtls-sequence.ts";
 import { applyOffer } from "./peer.ts";
 import type { SessionPaths } from "./session-paths.ts";
 import { attachSharedSocket, type IceAttachment, iceTransportCount } from "./werift-glue.ts";
@@ -84,6 +85,7 @@ export class Negotiation {
     if (iceTransportCount(pc) !== 1) {
       throw new ApiError("bundle_required", "every m-line must share one transport (a=group:BUNDLE)");
     }
+    guardRecordSequence(pc);
     applyOffer(pc, this.#offer);
     const { ufrag, pwd } = this.#mintCredentials();
     this.#att = attachSharedSocket(pc, {

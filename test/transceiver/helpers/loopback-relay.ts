@@ -28,6 +28,8 @@ export interface LoopbackRelay {
   sendFrame(type: number, clientIp: string, clientPort: number, payload: Uint8Array): void;
   framesIn: number;
   pongs: Buffer[];
+  /** Sees every datagram forwarded to a client (the payload, without the frame header). */
+  onToClient?: (payload: Buffer) => void;
   close(): Promise<void>;
 }
 
@@ -119,6 +121,7 @@ export async function startLoopbackRelay(o: LoopbackRelayOptions): Promise<Loopb
       return;
     }
     if (inHdr.type !== FrameType.data || holes.has(port)) return;
+    relay.onToClient?.(msg.subarray(FRAME_HEADER_BYTES));
     vip.send(msg.subarray(FRAME_HEADER_BYTES), port, ip);
   });
   return relay;

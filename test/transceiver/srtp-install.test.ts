@@ -1,0 +1,76 @@
+// The swap is pinned to werift 0.25.2: when werift's CipherAesCtr changes underneath (an
+// upgrade, a reinstall of another version), installFastSrtp refuses and this test fails, so the
+// swapped-in methods are re-checked against the new source before the fingerprint is updated.
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { RTCPeerConnection } from "werift";
+import {
+  fingerprint,
+  installFastSrtp,
+  WERIFT_CTR_FINGERPRINT,
+} from "../../regional/transceiver/srtp/install.ts";
+
+// Two werift peers on loopback; resolves with the SRTP profile their DTLS handshake chose.
+async function negotiatedProfile(): Promise<number | undefined> {
+  const mk = () =>
+    new RTCPeerConnection({
+      iceUseIpv4: false,
+      iceUseIpv6: false,
+      iceAdditionalHostAddresses: ["127.0.0.1"],
+    });
+  const a = mk();
+  const b = mk();
+  try {
+    a.addTransceiver("audio", { direction: "sendrecv" });
+    const connected = new Promise<void>((resolve) => {
+      a.connectionStateChange.subscribe((s) => {
+        if (s === "connected") resolve();
+      });
+    });
+    await a.setLocalDescription(await a.createOffer());
+    await b.setRemoteDescription(a.localDescription!);
+    await b.setLocalDescription(await b.createAnswer());
+    await a.setRemoteDescription(b.localDescription!);
+    await connected;
+    const t = a.dtlsTransports[0] as unknown as { dtls: { srtp: { srtpProfile?: number } } };
+    return t.dtls.srtp.srtpProfile;
+  } finally {
+    await a.close();
+    await b.close();
+  }
+}
+
+describe("installFastSrtp", () => {
+  it("runs on werift 0.25.2 whose CipherAesCtr is the one the swap was checked against", () => {
+    const entry = fileURLToPath(import.meta.resolve("werift"));
+    const pkg = JSON.parse(readFileSync(entry.replace(/lib[\\/]index\.mjs$/, "package.json"), "utf8")) as {
+      version: string;
+    };
+    expect(pkg.version).toBe("0.25.2");
+    expect(fingerprint()).toBe(WERIFT_CTR_FINGERPRINT);
+  });
+
+  it("refuses to swap when the fingerprint differs, and names why", () => {
+    const r = installFastSrtp("werift", "0".repeat(64));
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.reason).toMatch(/CipherAesCtr changed/);
+  });
+
+  it("leaves werift's AES-GCM preference until the swap", async () => {
+    expect(await negotiatedProfile()).toBe(7);
+  });
+
+  it("swaps once, is idempotent, and then DTLS settles on AES_CM_128_HMAC_SHA1_80", async () => {
+    expect(installFastSrtp("aes-cm-only")).toEqual({ ok: true, swapped: true });
+    expect(installFastSrtp("aes-cm-only")).toEqual({ ok: true, swapped: true });
+    expect(await negotiatedProfile()).toBe(1);
+  });
+
+  it("takes the profile order of the last call: back to werift's AES-GCM first", async () => {
+    expect(installFastSrtp("werift")).toEqual({ ok: true, swapped: true });
+    expect(await negotiatedProfile()).toBe(7);
+    expect(installFastSrtp("aes-cm-first")).toEqual({ ok: true, swapped: true });
+    expect(await negotiatedProfile()).toBe(1);
+  });
+});
