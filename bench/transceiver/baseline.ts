@@ -2,7 +2,7 @@
 // candidate on 127.0.0.1) and echoes RTP and data-channel messages in-process. No relay, no
 // frames, no backend bridge.
 import { RTCPeerConnection, type RtpPacket, useOPUS, usePCMU } from "werift";
-import { disableStunFallback } from "../../regional/transceiver/werift-glue.ts";
+import { disableStunFallback } from "../../regional/transceiver/shell/werift-glue.ts";
 
 export interface BaselineSession {
   pc: RTCPeerConnection;

@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { AudioCodec, newAudioFrameHeader } from "../../regional/transceiver/backend-protocol.ts";
-import { BackendBridge } from "../../regional/transceiver/bridge.ts";
+import { BackendBridge } from "../../regional/transceiver/shell/bridge.ts";
 
 const BRIDGES = Number(process.env.BENCH_BRIDGES ?? 150);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);

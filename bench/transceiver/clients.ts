@@ -13,8 +13,8 @@ import { createSocket, type Socket } from "node:dgram";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { RTCDataChannel } from "werift";
 import { MediaStreamTrack, RTCPeerConnection, RtpHeader, RtpPacket, useOPUS, usePCMU } from "werift";
+import { disableStunFallback } from "../../regional/transceiver/shell/werift-glue.ts";
 import { installFastSrtp } from "../../regional/transceiver/srtp/install.ts";
-import { disableStunFallback } from "../../regional/transceiver/werift-glue.ts";
 import { parseIpv4, writeIpv4 } from "../../shared/backbone/address.ts";
 import {
   encodeFrameHeader,

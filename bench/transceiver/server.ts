@@ -3,6 +3,7 @@
 // Answers {cmd:"stats"} with CPU, memory and event-loop delay of this process only.
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createLogger } from "../../regional/common/log.ts";
+import { inProcessEchoBackend } from "../../regional/echo-agent/in-process.ts";
 import { configWithDefaults } from "../../regional/transceiver/config.ts";
 import { startTransceiver, type Transceiver } from "../../regional/transceiver/transceiver.ts";
 import { type BaselineSession, baselineSession } from "./baseline.ts";
@@ -48,7 +49,12 @@ async function start(m: Msg): Promise<void> {
         connectRelays: m.connectRelays === true,
         srtpProfiles: m.srtpProfiles === "werift" ? "werift" : "aes-cm-only",
       }),
-      { log: createLogger({ svc: "bench-transceiver" }, "error") },
+      {
+        log: createLogger({ svc: "bench-transceiver" }, "error"),
+        ...((m.backend as string).startsWith("internal:")
+          ? { backend: inProcessEchoBackend(m.backend as string) }
+          : {}),
+      },
     );
     send({ cmd: "started", udp: t.udpAddress, http: t.httpUrl });
   } else {

@@ -2,6 +2,10 @@
 // and `session`), steered to the nearest healthy cluster, the answer out (201 + Location + ETag).
 import type { Context, Hono } from "hono";
 import { verifyCallIdWebCrypto } from "../../shared/callid/callid.ts";
+import {
+  type CreateSessionRequest,
+  readCreateSessionResponse,
+} from "../../shared/signalling/session-request.ts";
 import type { Principal } from "../auth/authenticate.ts";
 import { callerFor } from "../auth/caller.ts";
 import { clusterErrorBody, clusterFetch, parseRetryAfter, readJson } from "../cluster/client.ts";
@@ -10,7 +14,7 @@ import type { AppEnv } from "../env.ts";
 import { EdgeError, Errors } from "../errors.ts";
 import { admit, clientIp, decodeUtf8, mediaType, readBody } from "../http.ts";
 import { redactIp } from "../log.ts";
-import { checkSdpOffer } from "../sdp.ts";
+import { checkSdpOffer, offerError } from "../sdp.ts";
 import { regionLabel } from "../steering/client.ts";
 import type { AttemptOutcome } from "../steering/failover.ts";
 import { serverTiming, steer, steerScope } from "../steering/steer.ts";
@@ -88,25 +92,24 @@ export function registerCalls(app: Hono<AppEnv>): void {
     const principal = await admit(c, { create: true });
     const offer = await readOffer(c);
     const check = checkSdpOffer(offer.sdp);
-    if (!check.ok) throw Errors.invalidSdp(check.reason);
+    if (!check.ok) throw offerError(check.code, check.message);
     const session = resolveSession(principal, offer.session);
     const s = await steerScope(c);
     const { client } = s;
-    const payload = new TextEncoder().encode(
-      JSON.stringify({
-        sdp: offer.sdp,
-        ...(session !== undefined ? { session } : {}),
-        client: {
-          region: regionLabel(client),
-          country: client.country,
-          continent: client.continent,
-          colo: client.colo,
-          latitude: client.latitude,
-          longitude: client.longitude,
-        },
-        ingress: { vip: s.topo.topology.globalVip },
-      }),
-    );
+    const request: CreateSessionRequest = {
+      sdp: offer.sdp,
+      ...(session !== undefined ? { session } : {}),
+      client: {
+        region: regionLabel(client),
+        country: client.country,
+        continent: client.continent,
+        colo: client.colo,
+        latitude: client.latitude,
+        longitude: client.longitude,
+      },
+      ingress: { vip: s.topo.topology.globalVip },
+    };
+    const payload = new TextEncoder().encode(JSON.stringify(request));
     const { plan, result } = await steer<CreateOutcome>(
       c,
       s,
@@ -135,8 +138,8 @@ export function registerCalls(app: Hono<AppEnv>): void {
         }
         const body = await readJson(res);
         if (res.status === 201) {
-          const b = body as { callId?: unknown; sdp?: unknown; etag?: unknown } | null;
-          if (typeof b?.callId !== "string" || !CALL_ID.test(b.callId) || typeof b.sdp !== "string") {
+          const b = readCreateSessionResponse(body);
+          if (b === undefined || !CALL_ID.test(b.callId)) {
             return { kind: "retry", reason: "error", status: 201 };
           }
           return {
@@ -145,7 +148,7 @@ export function registerCalls(app: Hono<AppEnv>): void {
               kind: "answer",
               callId: b.callId,
               sdp: b.sdp,
-              etag: res.headers.get("etag") ?? (typeof b.etag === "string" ? quoteEtag(b.etag) : null),
+              etag: res.headers.get("etag") ?? (b.etag !== "" ? quoteEtag(b.etag) : null),
             },
           };
         }

@@ -8,7 +8,7 @@ import { tuning } from "../config.ts";
 import type { AppEnv } from "../env.ts";
 import { Errors } from "../errors.ts";
 import { admit, decodeUtf8, mediaType, readBody } from "../http.ts";
-import { checkSdpOffer } from "../sdp.ts";
+import { checkSdpOffer, offerError } from "../sdp.ts";
 import { regionLabel } from "../steering/client.ts";
 import { executionCtx, steerScope } from "../steering/steer.ts";
 import { quoteEtag, resolveSession } from "./calls.ts";
@@ -23,7 +23,7 @@ export function registerResume(app: Hono<AppEnv>): void {
     if (type !== "application/sdp") throw Errors.unsupportedType(type, "application/sdp");
     const sdp = decodeUtf8(await readBody(c.req.raw), "the SDP offer");
     const check = checkSdpOffer(sdp);
-    if (!check.ok) throw Errors.invalidSdp(check.reason);
+    if (!check.ok) throw offerError(check.code, check.message);
     const callId = c.req.param("id");
     const cluster = await owningCluster(c, callId);
     const s = await steerScope(c);

@@ -15,7 +15,7 @@ import { Errors } from "../errors.ts";
 import { admit, clientIp, MAX_BODY_BYTES } from "../http.ts";
 import { redactIp } from "../log.ts";
 import { newWebSocketPair, responseWebSocket, upgradeResponse, type WorkerWebSocket } from "../platform.ts";
-import { checkSdpOffer } from "../sdp.ts";
+import { checkSdpOffer, offerError } from "../sdp.ts";
 import { type ClientLocation, regionLabel } from "../steering/client.ts";
 import { serverTiming, steer, steerScope } from "../steering/steer.ts";
 import { resolveSession } from "./calls.ts";
@@ -103,7 +103,8 @@ function relay(b: Bridge): void {
     }
     const check = checkSdpOffer(msg.sdp);
     if (!check.ok) {
-      b.client.send(wsError("invalid_sdp", `the SDP offer is not valid: ${check.reason}`));
+      const e = offerError(check.code, check.message);
+      b.client.send(wsError(e.code, e.message));
       return;
     }
     const given =

@@ -2,6 +2,8 @@
 // benchmarks that isolate the media path: the same behaviour as agent.ts (audio echo, the
 // Realtime events of realtime.ts) behind the BackendLink a session uses.
 // BACKEND_URL=internal:echo (optionally ?delay_ms=N).
+
+import type { BackendConnector, BackendLink, BridgeHandlers } from "../transceiver/backend-link.ts";
 import {
   AUDIO_FRAME_HEADER_BYTES,
   type AudioFrameHeader,
@@ -9,12 +11,17 @@ import {
   newAudioFrameHeader,
   readAudioFrameHeader,
 } from "../transceiver/backend-protocol.ts";
-import type { BackendLink, BridgeHandlers } from "../transceiver/bridge.ts";
 import { EchoEvents } from "./events-shell.ts";
 
 export function internalEchoDelay(url: string): number {
   const m = /[?&]delay_ms=(\d{1,5})/.exec(url);
   return m ? Number(m[1]) : 0;
+}
+
+/** The connector main.ts injects for BACKEND_URL=internal:echo. */
+export function inProcessEchoBackend(url: string): BackendConnector {
+  const delayMs = internalEchoDelay(url);
+  return { open: (_call, h) => new InProcessEcho(delayMs, h) };
 }
 
 export class InProcessEcho implements BackendLink {

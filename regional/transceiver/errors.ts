@@ -70,3 +70,15 @@ export class ApiError extends Error {
 export function isApiError(e: unknown): e is ApiError {
   return e instanceof ApiError;
 }
+
+/**
+ * Refuses a WebSocket upgrade with the catalogue's status and JSON body, written on the raw
+ * socket (no HTTP response object exists for an upgrade). One writer for every upgrade refusal.
+ */
+export function rejectUpgrade(socket: { end(data: string): void }, e: ApiError): void {
+  const body = JSON.stringify(e.toJSON());
+  const retry = e.retryAfter ? `Retry-After: ${e.retryAfter}\r\n` : "";
+  socket.end(
+    `HTTP/1.1 ${e.status} ${e.code}\r\nContent-Type: application/json\r\nContent-Length: ${new TextEncoder().encode(body).length}\r\n${retry}Connection: close\r\n\r\n${body}`,
+  );
+}

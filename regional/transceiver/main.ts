@@ -1,10 +1,14 @@
 // Transceiver process: `npx node regional/transceiver/main.ts`. Configuration from the
 // environment (docs/transceiver.md): CLUSTER_ID, TRANSCEIVER_ID, TRANSCEIVER_UDP, TRANSCEIVER_HTTP,
 // BACKEND_URL, TOPOLOGY_FILE, GR_HINT_KEYS, GR_CALL_ID_KEYS, GR_CLUSTER_SECRET, TRANSCEIVER_CAPACITY,
-// REDIS_URL (optional) and the tuning variables. SIGTERM drains, SIGINT stops.
+// REDIS_URL (optional) and the tuning variables. SIGTERM drains, SIGINT stops. The wiring: the
+// only transceiver file that may import a backend (the in-process echo for BACKEND_URL=internal:echo).
 import { createLogger } from "../common/log.ts";
+import { inProcessEchoBackend } from "../echo-agent/in-process.ts";
+import { type BackendConnector, INTERNAL_ECHO } from "./backend-link.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { type MembershipStore, MemoryMembership, RedisMembership } from "./membership.ts";
+import { webSocketBackend } from "./shell/bridge.ts";
 import { startTransceiver } from "./transceiver.ts";
 
 const log = createLogger({
@@ -25,7 +29,11 @@ try {
 const membership: MembershipStore = config.redisUrl
   ? new RedisMembership(config.redisUrl)
   : new MemoryMembership();
-const t = await startTransceiver(config, { log, membership });
+// The backend is chosen here, once: the sessions only see a BackendConnector.
+const backend: BackendConnector = config.backendUrl.startsWith(INTERNAL_ECHO)
+  ? inProcessEchoBackend(config.backendUrl)
+  : webSocketBackend(config);
+const t = await startTransceiver(config, { log, membership, backend });
 let stopping = false;
 const exit = async (how: "drain" | "stop"): Promise<void> => {
   if (stopping && how === "drain") return;

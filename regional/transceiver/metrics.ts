@@ -20,24 +20,9 @@ export const SETUP_STAGES = [
 ] as const;
 export type SetupStage = (typeof SETUP_STAGES)[number];
 
-/** Transceiver drop reasons (gr_transceiver_drops_total). */
-export const DROP_REASONS = [
-  "bad_frame",
-  "unexpected_frame",
-  "wrong_transceiver",
-  "bad_stun",
-  "bad_username",
-  "unknown_ufrag",
-  "bad_integrity",
-  "unknown_address",
-  "not_rtp",
-  "no_route",
-  "stun_replay",
-  "path_cap",
-  "path_unvalidated",
-  "path_in_use",
-] as const;
-export type DropReason = (typeof DROP_REASONS)[number];
+export { DROP_REASONS, type DropReason } from "./core/drops.ts";
+
+import { DROP_REASONS, type DropReason } from "./core/drops.ts";
 
 /** What happens to client paths (gr_transceiver_path_events_total{event}). */
 export const PATH_EVENTS = ["checked", "validated", "expired", "released"] as const;

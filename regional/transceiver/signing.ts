@@ -18,7 +18,6 @@ import {
 } from "../../shared/signing/request.ts";
 import { formatTarget, type SignTarget } from "../../shared/signing/target.ts";
 import { ApiError } from "./errors.ts";
-import { headerGetter } from "./http.ts";
 
 export type RejectReason = SignatureFailure | "replayed";
 
@@ -140,4 +139,15 @@ export class RequestSigner {
       randomBytes(16).toString("base64url"),
     );
   }
+}
+
+/** Header access in the shape shared/signing/request.ts expects. */
+function headerGetter(h: IncomingHttpHeaders): { get(name: string): string | null } {
+  return {
+    get(name: string): string | null {
+      const v = h[name.toLowerCase()];
+      if (v === undefined) return null;
+      return Array.isArray(v) ? (v[0] ?? null) : v;
+    },
+  };
 }

@@ -7,7 +7,7 @@
 // {event:"answered"}, {event:"connected"}, {event:"result"}. Config: WORLD_CLIENT (JSON).
 import { performance } from "node:perf_hooks";
 import { MediaStreamTrack, RTCPeerConnection, RtpHeader, RtpPacket, useOPUS } from "werift";
-import { disableStunFallback } from "../../regional/transceiver/werift-glue.ts";
+import { disableStunFallback } from "../../regional/transceiver/shell/werift-glue.ts";
 import { clientStats, MediaMeter } from "./core/meter.ts";
 
 interface ClientConfig {

@@ -220,13 +220,18 @@ describe("request validation", () => {
   });
 
   it.each([
-    ["not sdp", 'the first line must be "v=0"'],
-    [OFFER.replace(/m=audio[^\r]*/, "m=video 9 UDP/TLS/RTP/SAVPF 96"), "no audio m-line"],
+    ["not sdp", 'an SDP must start with "v=0"'],
+    [OFFER.replace(/m=audio[^\r]*/, "m=video 9 UDP/TLS/RTP/SAVPF 96"), "no active m=audio"],
     [OFFER.replace(/a=fingerprint:[^\r]*\r\n/g, ""), "a=fingerprint"],
   ])("400 for an invalid offer, with the reason (%#)", async (sdp, reason) => {
     const err = await errorOf(await create(sdpHeaders(), sdp));
     expect(err).toMatchObject({ status: 400, code: "invalid_sdp" });
     expect(err.message).toContain(reason);
+  });
+
+  it("422 with the cluster's code for an offer no transceiver could answer, refused at the edge", async () => {
+    const err = await errorOf(await create(sdpHeaders(), OFFER.replace("a=rtcp-mux\r\n", "")));
+    expect(err).toMatchObject({ status: 422, code: "rtcp_mux_required" });
   });
 
   it("400 for a multipart body without sdp, or with a bad session", async () => {

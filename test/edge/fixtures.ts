@@ -166,6 +166,7 @@ export const OFFER = [
   "a=setup:actpass",
   "a=mid:0",
   "a=sendrecv",
+  "a=rtcp-mux",
   "a=rtpmap:111 opus/48000/2",
   "m=application 9 UDP/DTLS/SCTP webrtc-datachannel",
   "c=IN IP4 0.0.0.0",

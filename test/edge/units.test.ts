@@ -12,36 +12,60 @@ import { MemoryLimiter } from "../../edge/auth/rate-limit.ts";
 import { sha256Hex } from "../../edge/bytes.ts";
 import { EdgeError } from "../../edge/errors.ts";
 import { quoteEtag } from "../../edge/routes/calls.ts";
-import { checkSdpOffer } from "../../edge/sdp.ts";
+import { checkSdpOffer, offerError } from "../../edge/sdp.ts";
 import { OFFER } from "./fixtures.ts";
 
-describe("checkSdpOffer", () => {
+describe("checkSdpOffer: the shared offer check, mapped to the edge's errors", () => {
   it("accepts a browser-like offer", () => {
-    expect(checkSdpOffer(OFFER)).toEqual({ ok: true, audio: 1, application: 1 });
+    expect(checkSdpOffer(OFFER)).toEqual({ ok: true });
     expect(checkSdpOffer(OFFER.replace(/\r\n/g, "\n")).ok).toBe(true);
   });
 
   it.each([
-    ["", "empty body"],
-    ["hello", 'the first line must be "v=0"'],
-    [OFFER.replace("v=0", "v=1"), 'the first line must be "v=0"'],
-    [OFFER.replace("s=-", "s-"), 'line 3 is not "<type>=<value>"'],
-    [OFFER.replace(/m=audio[^\r]*/, "m=video 9 UDP/TLS/RTP/SAVPF 96"), "no audio m-line"],
-    [OFFER.replace(/a=ice-ufrag:Hk3f\r\n/g, ""), "m-line 1 has no a=ice-ufrag"],
-    [OFFER.replace(/a=ice-pwd:[^\r]*\r\n/g, ""), "m-line 1 has no a=ice-pwd"],
-    [OFFER.replace(/a=fingerprint:[^\r]*\r\n/g, ""), "m-line 1 has no a=fingerprint"],
-    [OFFER.replace(/a=ice-pwd:[^\r]*/, "a=ice-pwd:short"), "line 9: ice-pwd must be 22-256 ice-chars"],
-    [OFFER.replace(/a=ice-ufrag:Hk3f/, "a=ice-ufrag:a b"), "line 8: ice-ufrag must be 4-256 ice-chars"],
+    ["", "sdp_malformed", "sdp is empty"],
+    ["hello", "sdp_malformed", 'an SDP must start with "v=0"'],
+    [OFFER.replace("v=0", "v=1"), "sdp_malformed", 'an SDP must start with "v=0"'],
+    [OFFER.replace("s=-", "s-"), "sdp_malformed", 'line 3: expected "<letter>=<value>"'],
+    [OFFER.replace(/m=audio[^\r]*/, "m=video 9 UDP/TLS/RTP/SAVPF 96"), "no_audio", "no active m=audio"],
+    [OFFER.replace(/a=ice-ufrag:Hk3f\r\n/g, ""), "sdp_malformed", "has no a=ice-ufrag"],
+    [OFFER.replace(/a=ice-pwd:[^\r]*\r\n/g, ""), "sdp_malformed", "has no a=ice-pwd"],
+    [OFFER.replace(/a=fingerprint:[^\r]*\r\n/g, ""), "sdp_malformed", "has no a=fingerprint"],
+    [
+      OFFER.replace(/a=ice-pwd:[^\r]*/, "a=ice-pwd:short"),
+      "sdp_malformed",
+      "a=ice-pwd must be 22-256 ice-chars",
+    ],
+    [
+      OFFER.replace(/a=ice-ufrag:Hk3f/, "a=ice-ufrag:a b"),
+      "sdp_malformed",
+      "a=ice-ufrag must be 4-256 ice-chars",
+    ],
     [
       OFFER.replace(/a=fingerprint:sha-256 [^\r]*/, "a=fingerprint:sha-256 zz"),
-      "line 10: a=fingerprint must be",
+      "sdp_malformed",
+      "a=fingerprint must be",
     ],
-    [OFFER.replace(/o=[^\r]*\r\n/, ""), "no o= line"],
-    [OFFER.replace(/m=audio 9 [^\r]*/, "m=audio nine"), "malformed m-line"],
-  ])("rejects %#: %s", (sdp, reason) => {
+    [OFFER.replace(/o=[^\r]*\r\n/, ""), "sdp_malformed", "no o= line"],
+    [OFFER.replace(/m=audio 9 [^\r]*/, "m=audio nine"), "sdp_malformed", "malformed m-line"],
+    [OFFER.replace("a=rtcp-mux\r\n", ""), "rtcp_mux_required", "a=rtcp-mux"],
+    [OFFER.replace("opus/48000/2", "G722/8000"), "no_acceptable_codec", "need opus/48000/2 or PCMU/8000"],
+  ])("rejects %#: %s", (sdp, code, message) => {
     const r = checkSdpOffer(sdp);
     expect(r.ok).toBe(false);
-    expect(!r.ok && r.reason).toContain(reason);
+    expect(!r.ok && r.code).toBe(code);
+    expect(!r.ok && r.message).toContain(message);
+  });
+
+  it("maps each code to the edge's error: structure 400 invalid_sdp, size 413, the rest 422 as the cluster says", () => {
+    const of = (code: Parameters<typeof offerError>[0]) => {
+      const e = offerError(code, "m");
+      return [e.status, e.code];
+    };
+    expect(of("sdp_malformed")).toEqual([400, "invalid_sdp"]);
+    expect(of("no_audio")).toEqual([400, "invalid_sdp"]);
+    expect(of("sdp_too_large")).toEqual([413, "sdp_too_large"]);
+    expect(of("bundle_required")).toEqual([422, "bundle_required"]);
+    expect(of("ice_lite_unsupported")).toEqual([422, "ice_lite_unsupported"]);
   });
 
   it("accepts session-level credentials and skips port-0 sections", () => {

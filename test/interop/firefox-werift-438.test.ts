@@ -7,7 +7,7 @@
 import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RTCPeerConnection } from "werift";
-import { disableStunFallback } from "../../regional/transceiver/werift-glue.ts";
+import { disableStunFallback } from "../../regional/transceiver/shell/werift-glue.ts";
 import { createNetns, type NetnsHandle } from "../support/netns.ts";
 import { waitFor } from "../support/wait.ts";
 import { type FirefoxRun, launchFirefox } from "./firefox.ts";

@@ -16,8 +16,8 @@ import {
   useOPUS,
   usePCMU,
 } from "werift";
-import { inspectOffer } from "../../regional/transceiver/sdp.ts";
-import { disableStunFallback } from "../../regional/transceiver/werift-glue.ts";
+import { disableStunFallback } from "../../regional/transceiver/shell/werift-glue.ts";
+import { inspectOffer } from "../../shared/sdp/offer.ts";
 import { WAIT_MS } from "../support/wait.ts";
 import { type Harness, type SessionStatus, startHarness, until } from "../transceiver/helpers/harness.ts";
 

@@ -4,7 +4,12 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { hmacSha1 } from "../../regional/common/hmac.ts";
 import { crc32 } from "../../shared/bytes/crc32.ts";
-import { classifyDatagram, DATAGRAM_KIND_NAMES, DatagramKind } from "../../shared/stun/classify.ts";
+import {
+  classifyDatagram,
+  DATAGRAM_KIND_NAMES,
+  DatagramKind,
+  stunClassAt,
+} from "../../shared/stun/classify.ts";
 import { verifyMessageIntegrity } from "../../shared/stun/integrity.ts";
 import {
   isBindingRequest,
@@ -362,5 +367,18 @@ describe("classifyDatagram (RFC 7983)", () => {
   it("every STUN message classifies as stun", () => {
     const m = encodeBindingRequest({ transactionId: TXID, username: "abcd:efgh" });
     expect(classifyDatagram(m, m.length)).toBe(DatagramKind.stun);
+  });
+  it("classifies a datagram at an offset (a backbone frame's payload) the same as at 0", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 6 }), fc.integer({ min: 0, max: 30 }), (d, off) => {
+        const framed = new Uint8Array(off + d.length);
+        framed.fill(0xff, 0, off); // a header whose bytes would classify as "other"
+        framed.set(d, off);
+        expect(classifyDatagram(framed, framed.length, off)).toBe(classifyDatagram(d, d.length));
+      }),
+    );
+    expect(classifyDatagram(Uint8Array.of(0, 0, 0x80, 200), 3, 2)).toBe(DatagramKind.other);
+    expect(stunClassAt(Uint8Array.of(9, 0x01, 0x01), 1)).toBe(2); // 0x0101: Binding success
+    expect(stunClassAt(Uint8Array.of(0x00, 0x01), 0)).toBe(0); // 0x0001: Binding request
   });
 });

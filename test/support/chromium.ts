@@ -1,3 +1,3 @@
-// The one headless Chromium launcher lives with the scripts (the world runner uses it too);
-// tests import it from here.
+// Chromium for tests: the launcher lives with the programs that use it too (scripts/world), so
+// scripts/ need not import test/.
 export { type BrowserHandle, launchChromium } from "../../scripts/lib/chromium.ts";

@@ -1,7 +1,11 @@
 // The answer's passive ICE-TCP candidate (RFC 6544 syntax, below every UDP candidate, on the VIP)
 // and the topology fields that turn it and the POP's listener on.
 import { describe, expect, it } from "vitest";
-import { finishAnswer, hostPriority, TCP_CANDIDATE_PRIORITY } from "../../regional/transceiver/sdp.ts";
+import {
+  finishAnswer,
+  hostPriority,
+  TCP_CANDIDATE_PRIORITY,
+} from "../../regional/transceiver/core/answer.ts";
 import { validateTopology } from "../../shared/topology/schema.ts";
 import { ports, topology } from "../relay/harness.ts";
 

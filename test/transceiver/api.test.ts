@@ -343,3 +343,58 @@ describe("WebSocket signalling", () => {
     await sleep(10);
   });
 });
+
+describe("routing on Hono (the node:http adapter)", () => {
+  it("names the wrong method (405 + Allow), an unknown route (404), and a path that is no call id (400)", async () => {
+    const get = await h.call("GET", "/v1/sessions");
+    expect([get.status, get.headers.get("allow"), (await errorOf(get)).code]).toEqual([
+      405,
+      "GET, POST, PATCH, DELETE",
+      "method_not_allowed",
+    ]);
+    const unknown = await fetch(`${h.t.httpUrl}/v2/anything`);
+    expect([unknown.status, (await errorOf(unknown)).code]).toEqual([404, "not_found"]);
+    for (const path of ["/v1/sessions/a/b", "/v1/sessions/", `/v1/sessions/${"x".repeat(129)}`]) {
+      const r = await h.call("GET", path);
+      expect([path, r.status, (await errorOf(r)).code]).toEqual([path, 400, "call_id_malformed"]);
+    }
+    const metrics = await fetch(`${h.t.httpUrl}/metrics`);
+    expect(metrics.headers.get("content-type")).toMatch(/^text\/plain/);
+    expect(await metrics.text()).toContain("gr_transceiver_drops_total");
+  });
+
+  it("refuses a chunked body over the limit (no content-length to trust) with 413", async () => {
+    const chunk = new TextEncoder().encode("x".repeat(64 * 1024));
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(ctl) {
+        if (sent++ < 8) ctl.enqueue(chunk);
+        else ctl.close();
+      },
+    });
+    const r = await fetch(`${h.t.httpUrl}/v1/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+      duplex: "half",
+    } as RequestInit);
+    expect([r.status, (await errorOf(r)).code]).toEqual([413, "body_too_large"]);
+  });
+
+  it("refuses an upgrade of a path that has no WebSocket with 404 and a JSON body", async () => {
+    const ws = new WebSocket(`${h.t.httpUrl.replace("http", "ws")}/v1/nothing`);
+    const got = await new Promise<{ status: number; body: string }>((resolve) => {
+      ws.on("unexpected-response", (_req, res) => {
+        let body = "";
+        res.on("data", (d: Buffer) => {
+          body += d.toString();
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      ws.on("open", () => resolve({ status: 101, body: "" }));
+      ws.on("error", () => {});
+    });
+    expect(got.status).toBe(404);
+    expect(JSON.parse(got.body)).toMatchObject({ error: { code: "not_found" } });
+  });
+});

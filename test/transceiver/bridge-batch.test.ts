@@ -7,6 +7,7 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { type WebSocket, WebSocketServer } from "ws";
 import { type EchoAgent, startEchoAgent } from "../../regional/echo-agent/agent.ts";
+import type { BridgeErrorReason } from "../../regional/transceiver/backend-link.ts";
 import {
   AUDIO_BATCH_HEADER,
   AudioBatchReader,
@@ -16,7 +17,7 @@ import {
   newAudioFrameHeader,
   sealAudioBatch,
 } from "../../regional/transceiver/backend-protocol.ts";
-import { BackendBridge, type BridgeErrorReason } from "../../regional/transceiver/bridge.ts";
+import { BackendBridge } from "../../regional/transceiver/shell/bridge.ts";
 import { until } from "../support/wait.ts";
 
 const frame = (seq: number): AudioFrameHeader => ({

@@ -162,6 +162,15 @@ describe("processes", () => {
     expect(await p.exited).toBe(0);
   });
 
+  it("transceiver: main.ts injects the in-process echo for BACKEND_URL=internal:echo", async () => {
+    // An embedded transceiver refuses an internal: URL without an injected backend, so a ready
+    // line here means main.ts did the wiring.
+    const p = run("regional/transceiver/main.ts", env({ BACKEND_URL: "internal:echo?delay_ms=5" }));
+    expect(await p.ready).toMatchObject({ msg: "ready", backend: "internal:echo?delay_ms=5" });
+    p.child.kill("SIGINT");
+    expect(await p.exited).toBe(0);
+  });
+
   it("transceiver: exits 2 with the problems on stderr when misconfigured", async () => {
     const p = run("regional/transceiver/main.ts", env({ GR_CALL_ID_KEYS: "" }));
     expect(await p.exited).toBe(2);

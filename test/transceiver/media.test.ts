@@ -3,10 +3,20 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hmacSha1 } from "../../regional/common/hmac.ts";
+import { configWithDefaults } from "../../regional/transceiver/config.ts";
+import { startTransceiver } from "../../regional/transceiver/transceiver.ts";
 import { FlowCloseReason, FrameType } from "../../shared/backbone/frame.ts";
 import { encodeBindingRequest } from "../../shared/stun/writer.ts";
 import { clientApplyRestartAnswer, clientRestartFrag, type TestClient } from "./helpers/client.ts";
-import { type Harness, type SessionStatus, sleep, startHarness, until } from "./helpers/harness.ts";
+import {
+  type Harness,
+  quietLog,
+  randomKeyring,
+  type SessionStatus,
+  sleep,
+  startHarness,
+  until,
+} from "./helpers/harness.ts";
 
 let h: Harness;
 beforeAll(async () => {
@@ -317,6 +327,18 @@ describe("media through the shared socket", () => {
 });
 
 describe("in-process echo backend (BACKEND_URL=internal:echo)", () => {
+  it("is injected, never picked by URL: an embedded transceiver without one refuses to start", async () => {
+    const config = configWithDefaults({
+      clusterId: 1,
+      transceiverId: 9,
+      hintKeys: randomKeyring(1),
+      callIdKeys: randomKeyring(2),
+      clusterSecret: new Uint8Array(randomBytes(32)),
+      backendUrl: "internal:echo",
+    });
+    await expect(startTransceiver(config, { log: quietLog })).rejects.toThrow(/must inject it/);
+  });
+
   it("echoes audio after the delay and answers events without a WebSocket", async () => {
     const h2 = await startHarness({ backendUrl: "internal:echo?delay_ms=30" });
     try {

@@ -7,12 +7,11 @@ import { describe, expect, it } from "vitest";
 import {
   finishAnswer,
   hostPriority,
-  inspectOffer,
-  MAX_SDP_BYTES,
-  parseSdpFrag,
   replaceIceCredentials,
   restartAnswerFrag,
-} from "../../regional/transceiver/sdp.ts";
+} from "../../regional/transceiver/core/answer.ts";
+import { parseSdpFrag } from "../../regional/transceiver/core/sdpfrag.ts";
+import { inspectOffer, MAX_SDP_BYTES } from "../../shared/sdp/offer.ts";
 
 // Modelled on the structure of a Chrome offer (audio + data channel, BUNDLE, mDNS host
 // candidate, RED, telephone-event); values are made up. Stored with LF line endings.

@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { RTCPeerConnection } from "werift";
-import { serverPeerConnection } from "../../regional/transceiver/session.ts";
+import { serverPeerConnection } from "../../regional/transceiver/shell/peer.ts";
 import {
   type Address,
   assertGlueCompatible,
@@ -12,7 +12,7 @@ import {
   GLUE_MEMBERS,
   iceTransportCount,
   PINNED_WERIFT_VERSION,
-} from "../../regional/transceiver/werift-glue.ts";
+} from "../../regional/transceiver/shell/werift-glue.ts";
 import { until } from "../support/wait.ts";
 import { createTestClient } from "./helpers/client.ts";
 

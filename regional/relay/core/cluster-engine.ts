@@ -4,6 +4,7 @@
 // worker does not know (it restarted) is sent to the POP's topology backbone address instead.
 // A flow stays half-open (short timer, capped per source) until the transceiver's pathValidated
 // frame for it passes through on its way to the POP.
+
 import { readIpv4 } from "../../../shared/backbone/address.ts";
 import {
   decodeFrameHeader,
@@ -12,11 +13,12 @@ import {
   FrameType,
   newFrameHeader,
 } from "../../../shared/backbone/frame.ts";
+import { classifyDatagram } from "../../../shared/stun/classify.ts";
 import { ipv4Of, ipv6Into, v6Key, v6Prefix } from "./address.ts";
+import { BackboneGate, Gate } from "./backbone-gate.ts";
 import { EndpointTable } from "./endpoints.ts";
 import { dueOrExpired, EngineClock, Expired, type ExpiryTicks } from "./expiry.ts";
 import { type FlowLimits, FlowTable } from "./flow-table.ts";
-import { kindAt } from "./kind.ts";
 import type { TransceiverLookup } from "./pop-engine.ts";
 import type { SourceList } from "./sources.ts";
 import { EngineStats, KINDS } from "./stats.ts";
@@ -45,12 +47,14 @@ export class ClusterEngine {
   readonly #wheel: TimingWheel;
   readonly #hdr = newFrameHeader();
   readonly #ip6 = new Uint8Array(16);
+  readonly #gate: BackboneGate;
   readonly #clock: EngineClock;
   readonly #expiry: ExpiryTicks;
   #draining = false;
 
   constructor(cfg: ClusterEngineConfig) {
     this.#cfg = cfg;
+    this.#gate = new BackboneGate(this.#hdr, this.#ip6, cfg.popSources, "pop");
     this.table = new FlowTable(cfg.limits);
     const t = cfg.timers;
     this.#expiry = {
@@ -81,19 +85,10 @@ export class ClusterEngine {
 
   /** A frame from a POP on the cluster relay's backbone socket. */
   fromBackbone(now: number, address: string, port: number, buf: Uint8Array, len: number): Action {
+    const g = this.#gate.check(buf, len, address);
+    if (g !== Gate.pass) return this.#gated(g, address, port);
     const h = this.#hdr;
-    if (decodeFrameHeader(buf, len, h) !== "ok") return this.#drop(Drop.malformed);
-    const sources = this.#cfg.popSources.get(h.popId);
-    if (sources === undefined) return this.#drop(Drop.sourceNotAllowed);
-    const ip = ipv4Of(address);
-    const allowed = ip >= 0 ? sources.has4(ip) : ipv6Into(address, this.#ip6) && sources.has6(this.#ip6);
-    if (!allowed) return this.#drop(Drop.sourceNotAllowed);
-    if (h.type === FrameType.ping) {
-      buf[1] = (FRAME_VERSION << 4) | FrameType.pong;
-      this.out.address = address;
-      this.out.port = port;
-      return Action.toBackbone;
-    }
+    const ip = this.#gate.ip;
     if (h.type !== FrameType.data) return this.#drop(Drop.malformed);
     if (h.clusterId !== this.#cfg.clusterId) return this.#drop(Drop.unknownCluster);
     const tid = h.transceiverId;
@@ -147,13 +142,20 @@ export class ClusterEngine {
       }
     }
     table.lastSeen[slot] = tick;
-    const kind = kindAt(buf, FRAME_HEADER_BYTES, len);
+    const kind = classifyDatagram(buf, len, FRAME_HEADER_BYTES);
     const i = Direction.upstream * KINDS + kind;
     this.stats.packets[i]!++;
     this.stats.bytes[i]! += len - FRAME_HEADER_BYTES;
     this.out.peerKind = PeerKind.transceiver;
     this.out.peerId = tid;
     return Action.forwardFrame;
+  }
+
+  #gated(g: Gate, address: string, port: number): Action {
+    if (g !== Gate.pong) return this.#drop(g === Gate.malformed ? Drop.malformed : Drop.sourceNotAllowed);
+    this.out.address = address;
+    this.out.port = port;
+    return Action.toBackbone;
   }
 
   /** A frame on the connected socket of transceiver `transceiverId`. */
@@ -199,7 +201,7 @@ export class ClusterEngine {
         }
       }
     }
-    const kind = kindAt(buf, FRAME_HEADER_BYTES, len);
+    const kind = classifyDatagram(buf, len, FRAME_HEADER_BYTES);
     const i = Direction.downstream * KINDS + kind;
     this.stats.packets[i]!++;
     this.stats.bytes[i]! += len - FRAME_HEADER_BYTES;

@@ -11,20 +11,19 @@ import {
   decodeFrameHeader,
   encodeFrameHeader,
   FRAME_HEADER_BYTES,
-  FRAME_VERSION,
   FrameType,
   newFrameHeader,
 } from "../../../shared/backbone/frame.ts";
 import { decodeBase64Into } from "../../../shared/bytes/base64.ts";
 import type { HintVerifier } from "../../../shared/hint/codec.ts";
 import { HINT_BYTES, HINT_CHARS, newHintFields, readHintFields } from "../../../shared/hint/layout.ts";
-import { DatagramKind } from "../../../shared/stun/classify.ts";
+import { classifyDatagram, DatagramKind, stunClassAt } from "../../../shared/stun/classify.ts";
 import { isBindingRequest, newStunView, readStun, StunClass } from "../../../shared/stun/reader.ts";
 import { ipv4Of, ipv6Into, v6Key, v6Prefix } from "./address.ts";
+import { BackboneGate, Gate } from "./backbone-gate.ts";
 import type { EngineEvent, FlowRecord, QueuedTransmit } from "./events.ts";
 import { dueOrExpired, EngineClock, Expired, type ExpiryTicks } from "./expiry.ts";
 import { type FlowLimits, FlowTable } from "./flow-table.ts";
-import { kindAt, stunClassAt } from "./kind.ts";
 import { type RestoreLimits, RestoreQueue } from "./restore.ts";
 import { RttKind, TransactionMatcher } from "./rtt.ts";
 import type { SourceList } from "./sources.ts";
@@ -101,6 +100,7 @@ export class PopEngine {
   readonly #hintBytes = new Uint8Array(HINT_BYTES);
   readonly #hdr = newFrameHeader();
   readonly #ip6 = new Uint8Array(16);
+  readonly #gate: BackboneGate;
   readonly #clock: EngineClock;
   readonly #tickMs: number;
   readonly #expiry: ExpiryTicks;
@@ -110,6 +110,7 @@ export class PopEngine {
 
   constructor(cfg: PopEngineConfig) {
     this.#cfg = cfg;
+    this.#gate = new BackboneGate(this.#hdr, this.#ip6, cfg.clusterSources, "cluster");
     this.#tcp = cfg.transport === "tcp";
     this.table = new FlowTable(cfg.limits);
     const t = cfg.timers;
@@ -155,7 +156,7 @@ export class PopEngine {
       key6 = v6Key(this.#ip6, port);
       slot = table.find6(key6);
     }
-    const kind = kindAt(buf, 0, len);
+    const kind = classifyDatagram(buf, len);
     if (slot >= 0) {
       if (kind === DatagramKind.stun) {
         const r = this.#clientStunOnFlow(slot, buf, len, now);
@@ -432,7 +433,7 @@ export class PopEngine {
     for (let i = 0; i < p.held.length; i++) {
       const buf = p.held[i]!;
       const len = p.lens[i]!;
-      this.#wrap(slot, kindAt(buf, 0, len), buf, len);
+      this.#wrap(slot, classifyDatagram(buf, len), buf, len);
       this.queued.push({
         peerKind: this.out.peerKind,
         peerId: this.out.peerId,
@@ -468,20 +469,12 @@ export class PopEngine {
    * answered in place (Action.toBackbone).
    */
   fromBackbone(now: number, address: string, port: number, buf: Uint8Array, len: number): Action {
-    const h = this.#hdr;
-    if (decodeFrameHeader(buf, len, h) !== "ok") return this.#drop(Drop.malformed);
-    const sources = this.#cfg.clusterSources.get(h.clusterId);
-    if (sources === undefined) return this.#drop(Drop.sourceNotAllowed);
-    const ip = ipv4Of(address);
-    const allowed = ip >= 0 ? sources.has4(ip) : ipv6Into(address, this.#ip6) && sources.has6(this.#ip6);
-    if (!allowed) return this.#drop(Drop.sourceNotAllowed);
-    if (h.type === FrameType.ping) {
-      buf[1] = (FRAME_VERSION << 4) | FrameType.pong;
-      this.out.address = address;
-      this.out.port = port;
-      return Action.toBackbone;
-    }
-    return this.#downstream(now, buf, len);
+    const g = this.#gate.check(buf, len, address);
+    if (g === Gate.pass) return this.#downstream(now, buf, len);
+    if (g !== Gate.pong) return this.#drop(g === Gate.malformed ? Drop.malformed : Drop.sourceNotAllowed);
+    this.out.address = address;
+    this.out.port = port;
+    return Action.toBackbone;
   }
 
   /** Header already in #hdr and the source checked. */
@@ -522,7 +515,7 @@ export class PopEngine {
       return Action.drop;
     }
     const plen = len - FRAME_HEADER_BYTES;
-    const kind = kindAt(buf, FRAME_HEADER_BYTES, len);
+    const kind = classifyDatagram(buf, len, FRAME_HEADER_BYTES);
     if (table.state[slot] === FlowState.halfOpen) {
       // Amplification rule: until the transceiver validated the address, never more bytes to the
       // client than it sent, and only a few datagrams.

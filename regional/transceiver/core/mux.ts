@@ -23,8 +23,10 @@ import {
   StunClass,
   type StunView,
 } from "../../../shared/stun/reader.ts";
-import type { DropReason } from "../metrics.ts";
-import type { Address } from "../werift-glue.ts";
+import type { DropReason } from "./drops.ts";
+
+/** A client address as werift names it: [host, port]. */
+export type Address = [string, number];
 
 /** A coarse clock the owner advances (milliseconds); reading it costs nothing. */
 export interface CoarseClock {

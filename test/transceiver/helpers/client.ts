@@ -3,7 +3,7 @@
 
 import type { RTCDataChannel, RTCRtpTransceiver } from "werift";
 import { MediaStreamTrack, RTCPeerConnection, RtpHeader, RtpPacket, useOPUS, usePCMU } from "werift";
-import { disableStunFallback, restartIceChecks } from "../../../regional/transceiver/werift-glue.ts";
+import { disableStunFallback, restartIceChecks } from "../../../regional/transceiver/shell/werift-glue.ts";
 
 export interface ClientOptions {
   codecs?: "opus" | "pcmu" | "both";

@@ -3,11 +3,12 @@
 import { randomBytes } from "node:crypto";
 import { createLogger } from "../../../regional/common/log.ts";
 import { type EchoAgent, startEchoAgent } from "../../../regional/echo-agent/agent.ts";
+import { inProcessEchoBackend } from "../../../regional/echo-agent/in-process.ts";
 import { configWithDefaults, type TransceiverConfig } from "../../../regional/transceiver/config.ts";
 import type { MembershipStore } from "../../../regional/transceiver/membership.ts";
 import { startTransceiver, type Transceiver } from "../../../regional/transceiver/transceiver.ts";
 
-export type { SessionStatus } from "../../../regional/transceiver/session.ts";
+export type { SessionStatus } from "../../../regional/transceiver/shell/session.ts";
 
 import type { Keyring } from "../../../shared/keys.ts";
 import { type SignedCaller, signedCaller } from "../../support/signed-call.ts";
@@ -52,6 +53,10 @@ export async function startHarness(
   });
   const t = await startTransceiver(config, {
     log: quietLog,
+    // The wiring main.ts does: an internal: backend runs in this process.
+    ...(config.backendUrl.startsWith("internal:")
+      ? { backend: inProcessEchoBackend(config.backendUrl) }
+      : {}),
     ...(o.membership ? { membership: o.membership } : {}),
   });
   const relay = await startLoopbackRelay({ transceiver: t.udpAddress, clusterId, transceiverId });

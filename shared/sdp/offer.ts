@@ -1,5 +1,5 @@
-// SDP checks and edits around werift (pure, no werift import). An offer is inspected before
-// werift sees it: size, syntax, an audio m-line, an acceptable codec, BUNDLE, ICE credentials.
+// The one check of an SDP offer (pure), used by the edge and by the transceiver before werift
+// sees it: size, syntax, an audio m-line, an acceptable codec, BUNDLE, ICE credentials.
 // mDNS candidates and a=end-of-candidates are stripped (werift would open a multicast socket per
 // .local host, and end-of-candidates with no pairable candidate fails connect() at once).
 // Every rejection names the exact problem; nothing here throws on input.
@@ -48,7 +48,9 @@ export interface OfferInfo {
 
 export type OfferResult = OfferInfo | { ok: false; code: OfferProblem; message: string };
 
-const ICE_CHARS = /^[A-Za-z0-9+/]+$/;
+export const ICE_CHARS = /^[A-Za-z0-9+/]+$/;
+/** RFC 8122 §5: a hash function name and the fingerprint as colon-separated hex bytes. */
+const FINGERPRINT = /^(sha-1|sha-224|sha-256|sha-384|sha-512|md5|md2) ([0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2})+)$/i;
 
 export function utf8Length(s: string): number {
   let n = 0;
@@ -85,7 +87,7 @@ function attrValue(attrs: readonly string[], name: string): string | undefined {
   return undefined;
 }
 
-function isMdnsCandidate(attr: string): boolean {
+export function isMdnsCandidate(attr: string): boolean {
   // candidate:<foundation> <component> <transport> <priority> <address> <port> typ <type> ...
   const parts = attr.slice("candidate:".length).trim().split(/\s+/);
   const address = parts[4];
@@ -189,6 +191,8 @@ export function inspectOffer(sdp: string): OfferResult {
     }
     out.push(line);
   }
+  // RFC 8866 §5: o= is required (the edge refused offers without it before it shared this check).
+  if (!lines.some((l) => l.startsWith("o="))) return fail("sdp_malformed", "the offer has no o= line");
   if (sections.length === 0) return fail("no_audio", "the offer has no m-line");
   // RFC 8843 §7.3.3: a bundle-only m-line carries port 0 in the offer but is not rejected; it
   // shares the BUNDLE transport (GStreamer webrtcbin with max-bundle and Firefox with bundlePolicy
@@ -219,8 +223,15 @@ export function inspectOffer(sdp: string): OfferResult {
     if (p.length < 22 || p.length > 256 || !ICE_CHARS.test(p)) {
       return fail("sdp_malformed", `m=${s.kind} (line ${s.lineNo}): a=ice-pwd must be 22-256 ice-chars`);
     }
-    if (attrValue(s.attrs, "fingerprint") === undefined && attrValue(session, "fingerprint") === undefined) {
+    const fp = attrValue(s.attrs, "fingerprint") ?? attrValue(session, "fingerprint");
+    if (fp === undefined) {
       return fail("sdp_malformed", `m=${s.kind} (line ${s.lineNo}) has no a=fingerprint (DTLS is required)`);
+    }
+    if (!FINGERPRINT.test(fp)) {
+      return fail(
+        "sdp_malformed",
+        `m=${s.kind} (line ${s.lineNo}): a=fingerprint must be "<hash> <hex:hex:...>"`,
+      );
     }
   }
   if (!audio.proto.includes("RTP/SAVPF") && !audio.proto.includes("RTP/SAVP")) {
@@ -288,152 +299,4 @@ export function inspectOffer(sdp: string): OfferResult {
     taggedVideo: taggedVideo(session, active),
     dtlsSetup: attrValue(audio.attrs, "setup") ?? attrValue(session, "setup"),
   };
-}
-
-export interface AnswerEdits {
-  /** Mirror the offer: keep useinbandfec=1 only when the offer asked for it. */
-  opusFec: boolean;
-  /** A lower-priority second candidate (the cluster's own VIP). */
-  secondCandidate?: { host: string; port: number };
-  /** A passive ICE-TCP candidate on the VIP (RFC 6544), below every UDP candidate. */
-  tcpCandidate?: { host: string; port: number };
-}
-
-/**
- * Priority of the passive TCP candidate: type preference 100 (under host UDP's 126, so a pair over
- * UDP always ranks first and UDP wins wherever it works), local preference 2^13 × 4 (RFC 6544
- * §4.2, passive direction), component 1.
- */
-export const TCP_CANDIDATE_PRIORITY = 100 * 2 ** 24 + 2 ** 13 * 4 * 2 ** 8 + 255;
-
-/** RFC 8445 priority of a host candidate with the given local preference, component 1. */
-export function hostPriority(localPreference: number): number {
-  return 126 * 2 ** 24 + localPreference * 2 ** 8 + 255;
-}
-
-/** Adjusts werift's answer: Opus FEC parameter and an optional second candidate. */
-export function finishAnswer(sdp: string, e: AnswerEdits): string {
-  const lines = sdp.split(/\r?\n/);
-  while (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
-  const opusPts = new Set<string>();
-  for (const l of lines) {
-    const m = /^a=rtpmap:(\d+) opus\/48000/i.exec(l);
-    if (m) opusPts.add(m[1]!);
-  }
-  const out: string[] = [];
-  for (const l of lines) {
-    const fm = /^a=fmtp:(\d+) (.*)$/.exec(l);
-    if (fm && opusPts.has(fm[1]!)) {
-      const params = fm[2]!
-        .split(";")
-        .map((p) => p.trim())
-        .filter((p) => p !== "" && !/^useinbandfec=/i.test(p));
-      if (e.opusFec) params.push("useinbandfec=1");
-      if (params.length > 0) out.push(`a=fmtp:${fm[1]} ${params.join(";")}`);
-      continue;
-    }
-    out.push(l);
-    if (e.secondCandidate && l.startsWith("a=candidate:")) {
-      const parts = l.slice("a=candidate:".length).split(" ");
-      const ufragAt = parts.indexOf("ufrag");
-      const ufrag = ufragAt >= 0 ? ` ufrag ${parts[ufragAt + 1]}` : "";
-      const { host, port } = e.secondCandidate;
-      out.push(`a=candidate:gr2 1 udp ${hostPriority(32768)} ${host} ${port} typ host generation 0${ufrag}`);
-    }
-    if (e.tcpCandidate && l.startsWith("a=candidate:") && !l.startsWith("a=candidate:gr2 ")) {
-      const parts = l.slice("a=candidate:".length).split(" ");
-      const ufragAt = parts.indexOf("ufrag");
-      const ufrag = ufragAt >= 0 ? ` ufrag ${parts[ufragAt + 1]}` : "";
-      const { host, port } = e.tcpCandidate;
-      out.push(
-        `a=candidate:grtcp 1 tcp ${TCP_CANDIDATE_PRIORITY} ${host} ${port} typ host tcptype passive generation 0${ufrag}`,
-      );
-    }
-  }
-  return `${out.join("\r\n")}\r\n`;
-}
-
-/** Puts new remote ICE credentials into an offer (ICE restart through PATCH). */
-export function replaceIceCredentials(sdp: string, ufrag: string, pwd: string): string {
-  return sdp
-    .split(/\r?\n/)
-    .filter((l) => !l.startsWith("a=candidate:") && l !== "a=end-of-candidates")
-    .map((l) =>
-      l.startsWith("a=ice-ufrag:")
-        ? `a=ice-ufrag:${ufrag}`
-        : l.startsWith("a=ice-pwd:")
-          ? `a=ice-pwd:${pwd}`
-          : l,
-    )
-    .join("\r\n");
-}
-
-export interface SdpFrag {
-  ufrag: string | undefined;
-  pwd: string | undefined;
-  candidates: string[];
-  endOfCandidates: boolean;
-}
-
-export type SdpFragResult = ({ ok: true } & SdpFrag) | { ok: false; message: string };
-
-/** Parses an application/trickle-ice-sdpfrag body (RFC 8840). */
-export function parseSdpFrag(text: string): SdpFragResult {
-  const frag: SdpFrag = { ufrag: undefined, pwd: undefined, candidates: [], endOfCandidates: false };
-  const lines = text.split(/\r?\n/);
-  for (let i = 0; i < lines.length; i++) {
-    const l = lines[i]!;
-    if (l === "") continue;
-    if (!/^[a-z]=/.test(l)) return { ok: false, message: `line ${i + 1}: expected "<letter>=<value>"` };
-    if (l.startsWith("a=ice-ufrag:")) {
-      const v = l.slice(12).trim();
-      if (frag.ufrag !== undefined && frag.ufrag !== v)
-        return { ok: false, message: "two different a=ice-ufrag" };
-      if (v.length < 4 || v.length > 256 || !ICE_CHARS.test(v))
-        return { ok: false, message: "a=ice-ufrag must be 4-256 ice-chars" };
-      frag.ufrag = v;
-    } else if (l.startsWith("a=ice-pwd:")) {
-      const v = l.slice(10).trim();
-      if (frag.pwd !== undefined && frag.pwd !== v) return { ok: false, message: "two different a=ice-pwd" };
-      if (v.length < 22 || v.length > 256 || !ICE_CHARS.test(v))
-        return { ok: false, message: "a=ice-pwd must be 22-256 ice-chars" };
-      frag.pwd = v;
-    } else if (l.startsWith("a=candidate:")) {
-      if (!isMdnsCandidate(l.slice(2))) frag.candidates.push(l.slice(2));
-    } else if (l === "a=end-of-candidates") {
-      frag.endOfCandidates = true;
-    }
-  }
-  return { ok: true, ...frag };
-}
-
-/**
- * The sdpfrag answering an ICE restart (RFC 9725 §4.3.2), taken from the new local answer: the
- * BUNDLE group, then the first m-line with its mid, new credentials and candidates.
- */
-export function restartAnswerFrag(answerSdp: string): string {
-  const lines = answerSdp.split(/\r?\n/);
-  const out: string[] = ["a=ice-options:trickle"];
-  const group = lines.find((l) => l.startsWith("a=group:BUNDLE"));
-  if (group) out.push(group);
-  const first = lines.findIndex((l) => l.startsWith("m="));
-  if (first < 0) return `${out.join("\r\n")}\r\n`;
-  let end = lines.findIndex((l, i) => i > first && l.startsWith("m="));
-  if (end < 0) end = lines.length;
-  out.push(lines[first]!);
-  const section = lines.slice(first + 1, end);
-  for (const prefix of ["a=mid:", "a=ice-ufrag:", "a=ice-pwd:"]) {
-    const l = section.find((x) => x.startsWith(prefix));
-    if (l) out.push(l);
-  }
-  for (const l of section) if (l.startsWith("a=candidate:")) out.push(l);
-  out.push("a=end-of-candidates");
-  return `${out.join("\r\n")}\r\n`;
-}
-
-/** ICE credentials of a local description (the first m-section that has them). */
-export function localIceCredentials(sdp: string): { ufrag: string; pwd: string } | undefined {
-  const u = /^a=ice-ufrag:(\S+)/m.exec(sdp);
-  const p = /^a=ice-pwd:(\S+)/m.exec(sdp);
-  return u && p ? { ufrag: u[1]!, pwd: p[1]! } : undefined;
 }

@@ -6,14 +6,14 @@
 // (`path_unvalidated`); a replayed transaction id (`stun_replay`), a full book (`path_cap`) and an
 // address in use by another live session (`path_in_use`) are dropped and counted.
 import { randomBytes } from "node:crypto";
-import type { DatagramKind } from "../../shared/stun/classify.ts";
-import { type HmacSha1, verifyMessageIntegrity } from "../../shared/stun/integrity.ts";
-import type { StunView } from "../../shared/stun/reader.ts";
-import { encodeBindingRequest } from "../../shared/stun/writer.ts";
-import { type ClientPath, isSuccessResponse, type Mux, type MuxSession, type PathKey } from "./core/mux.ts";
-import type { PathBook, PathEvent } from "./core/paths.ts";
-import { txidKey } from "./core/replay.ts";
-import type { TransceiverMetrics } from "./metrics.ts";
+import type { DatagramKind } from "../../../shared/stun/classify.ts";
+import { type HmacSha1, verifyMessageIntegrity } from "../../../shared/stun/integrity.ts";
+import type { StunView } from "../../../shared/stun/reader.ts";
+import { encodeBindingRequest } from "../../../shared/stun/writer.ts";
+import { type ClientPath, isSuccessResponse, type Mux, type MuxSession, type PathKey } from "../core/mux.ts";
+import type { PathBook, PathEvent } from "../core/paths.ts";
+import { txidKey } from "../core/replay.ts";
+import type { TransceiverMetrics } from "../metrics.ts";
 import type { Address, IceAttachment } from "./werift-glue.ts";
 
 export interface PathHost {

@@ -12,10 +12,10 @@ import {
   FRAME_HEADER_BYTES,
   FrameType,
   newFrameHeader,
-} from "../../shared/backbone/frame.ts";
-import type { HostPort } from "../../shared/topology/address.ts";
-import type { Mux } from "./core/mux.ts";
-import type { TransceiverMetrics } from "./metrics.ts";
+} from "../../../shared/backbone/frame.ts";
+import type { HostPort } from "../../../shared/topology/address.ts";
+import type { Mux } from "../core/mux.ts";
+import type { TransceiverMetrics } from "../metrics.ts";
 
 /** Default: 4 MB, net.core.rmem_max on a stock host (docs/toolchain.md, "Kernel and UDP"). */
 export const DEFAULT_SOCKET_BUFFER_BYTES = 4 * 1024 * 1024;

@@ -2,8 +2,8 @@
 // signalling WebSocket listening to the session. Backend events and transceiver notices go out
 // through here; nothing here parses them.
 import type { RTCDataChannel } from "werift";
-import { ClientNotice } from "./backend-protocol.ts";
-import type { EndReason } from "./session-types.ts";
+import { ClientNotice } from "../backend-protocol.ts";
+import type { EndReason } from "../session-types.ts";
 
 /** Event sinks (WebSocket signalling) get backend events and the end. */
 export interface SessionListener {

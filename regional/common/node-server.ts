@@ -1,5 +1,6 @@
 // The smallest bridge from node:http to a fetch handler (Hono's `app.fetch`): the request becomes
-// a web Request (body streamed), the Response is written back. Upgrades go to `onUpgrade`.
+// a web Request (body streamed), the Response is written back. Upgrades go to `onUpgrade`. One
+// adapter for every Node service that speaks Hono (the transceiver API, the gateway).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
@@ -43,7 +44,7 @@ export function serve(
     // The Host header is the client's to choose: never parse it. Handlers that need the exact
     // request target (signatures) read `incoming.url`.
     Promise.resolve()
-      .then(() => handler(toRequest(req, "http://gateway.invalid"), { incoming: req }))
+      .then(() => handler(toRequest(req, "http://service.invalid"), { incoming: req }))
       .then((r) => writeResponse(res, r))
       .catch((e: unknown) => {
         onFailure(e);

@@ -1,6 +1,6 @@
 // DTLS record sequence numbers must never repeat within an epoch (RFC 6347 §4.1): the peer's
 // replay window drops a repeated (epoch, sequence_number) silently (§4.1.2.6). werift (pinned,
-// see werift-glue.ts) sends its Finished as epoch 1 record N (the handshake's epoch-0 count + 1)
+// see shell/werift-glue.ts) sends its Finished as epoch 1 record N (the handshake's epoch-0 count + 1)
 // and then restarts the counter at 0, so its N-th application record after the handshake repeats
 // (1, N) and Chromium drops it. Mostly an SCTP packet, which SCTP retransmits; but when the
 // hangup's close_notify is that record, the browser never closes. So, once the transport

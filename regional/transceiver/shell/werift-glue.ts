@@ -6,11 +6,12 @@
 
 import type { RTCPeerConnection } from "werift";
 import { Candidate, Connection, candidateFoundation, candidatePriority, StunProtocol } from "werift";
-
-export const PINNED_WERIFT_VERSION = "0.25.2";
+import type { Address } from "../core/mux.ts";
 
 /** werift's address tuple: [host, port]. */
-export type Address = [string, number];
+export type { Address };
+
+export const PINNED_WERIFT_VERSION = "0.25.2";
 
 /** The private surface of werift's ICE Connection this module relies on. */
 interface ConnectionInternals {

@@ -7,6 +7,7 @@
 // the turn's datagrams); frames are written into a buffer the bridge keeps, not a new one each.
 import type { IncomingMessage } from "node:http";
 import WebSocket from "ws";
+import type { BackendCall, BackendConnector, BackendLink, BridgeHandlers } from "../backend-link.ts";
 import {
   AUDIO_BATCH_HEADER,
   AUDIO_BATCH_MAX_FRAMES,
@@ -21,30 +22,8 @@ import {
   readAudioFrameHeader,
   sealAudioBatch,
   writeAudioFrameHeader,
-} from "./backend-protocol.ts";
-
-export interface BridgeHandlers {
-  onAudio(h: AudioFrameHeader, payload: Buffer): void;
-  onEvent(text: string): void;
-  /** Dropped frames towards the backend (already counted in `droppedToBackend`). */
-  onDrop(kind: "audio" | "event"): void;
-  onError(reason: BridgeErrorReason): void;
-  /** The backend connection is gone for good (after open or after a failed connect). */
-  onClose(code: number, reason: string): void;
-}
-
-/** What a session needs from its backend connection (WebSocket or in-process). */
-export interface BackendLink {
-  readonly state: "connecting" | "open" | "closed";
-  readonly droppedToBackend: number;
-  readonly framesToBackend: number;
-  readonly framesFromBackend: number;
-  sendAudio(h: AudioFrameHeader, payload: Uint8Array): void;
-  sendEvent(text: string): void;
-  close(finalEvent?: string): void;
-}
-
-export type BridgeErrorReason = "connect_failed" | "bad_frame" | "socket_error" | "event_too_large";
+} from "../backend-protocol.ts";
+import type { TransceiverConfig } from "../config.ts";
 
 export interface BridgeOptions {
   url: string;
@@ -54,12 +33,6 @@ export interface BridgeOptions {
 }
 
 export const MAX_EVENT_BYTES = 256 * 1024;
-
-/** BACKEND_URL of the in-process echo agent (no sockets): `internal:echo` or `internal:echo?delay_ms=40`. */
-export const INTERNAL_ECHO = "internal:echo";
-
-/** Opens the backend link for a URL: ws(s):// → WebSocket bridge, internal:echo → in-process echo. */
-export type LinkFactory = (o: BridgeOptions, h: BridgeHandlers) => BackendLink;
 
 /** Bytes a bridge batches before it flushes early (any one frame fits). */
 const BATCH_BUFFER_BYTES = 4096;
@@ -274,4 +247,29 @@ export class BackendBridge implements BackendLink {
       this.#ws.terminate();
     }
   }
+}
+
+/** BACKEND_URL ws(s)://: one WebSocket per session, the call named in its headers. */
+export function webSocketBackend(
+  c: Pick<TransceiverConfig, "backendUrl" | "backendQueueBytes" | "backendConnectTimeoutMs">,
+): BackendConnector {
+  const o = {
+    url: c.backendUrl,
+    queueBytes: c.backendQueueBytes,
+    connectTimeoutMs: c.backendConnectTimeoutMs,
+  };
+  return {
+    open: (call: BackendCall, h: BridgeHandlers) =>
+      new BackendBridge(
+        {
+          ...o,
+          headers: {
+            "x-gr-call-id": call.callId,
+            "x-gr-cluster-id": String(call.clusterId),
+            "x-gr-transceiver-id": String(call.transceiverId),
+          },
+        },
+        h,
+      ),
+  };
 }

@@ -2,7 +2,7 @@
 // without telling the peer (a todo upstream), so a browser's connectionState stays `connected`
 // until consent fails, 30 s later. This sends the warning-level close_notify alert as one
 // encrypted record through the transport's own context, then closes the peer connection.
-// It reaches into werift's DtlsSocket (pinned version, see werift-glue.ts): the members it uses
+// It reaches into werift's DtlsSocket (pinned version, see shell/werift-glue.ts): the members it uses
 // are checked on every call and a missing one only skips the alert.
 import type { RTCPeerConnection } from "werift";
 

@@ -1,0 +1,24 @@
+// What the signalling API (api.ts, api-ws.ts) needs of the transceiver, which implements it: the
+// API never imports transceiver.ts, so the two do not import each other.
+import type { Logger } from "../common/log.ts";
+import type { TransceiverConfig } from "./config.ts";
+import type { TransceiverMetrics } from "./metrics.ts";
+import type { EndReason, SessionStatus } from "./session-types.ts";
+import type { CreateRequest, CreateResult } from "./sessions.ts";
+import type { Session } from "./shell/session.ts";
+import type { RequestVerifier } from "./signing.ts";
+
+/** What the API needs of the transceiver (which implements it): no import back. */
+export interface ApiHost {
+  readonly config: TransceiverConfig;
+  readonly metrics: TransceiverMetrics;
+  readonly log: Logger;
+  readonly verifier: RequestVerifier;
+  readonly draining: boolean;
+  readonly load: number;
+  health(): Record<string, unknown>;
+  create(req: CreateRequest, receivedAt: number): Promise<CreateResult>;
+  lookup(callId: string): Session;
+  status(callId: string): SessionStatus;
+  hangup(callId: string, reason?: EndReason): void;
+}

@@ -1,0 +1,296 @@
+// One call: a werift peer connection on the shared socket, its client paths, timers and the
+// backend link. Created from a checked offer; ended exactly once (idempotent `end`), which
+// closes the peer connection, tells the relays (flowClose) and the backend (session.ended).
+// The parts each have one job: peer.ts (the peer connection), session-paths.ts (paths and
+// consent), audio.ts (framing), session-backend.ts (the link), stats.ts, timings.ts, and the
+// pure core/lifetime.ts, core/ufrags.ts and core/answer.ts.
+import { randomBytes } from "node:crypto";
+import type { RTCPeerConnection, RTCRtpTransceiver, RtpPacket } from "werift";
+import type { BackendLink } from "../backend-link.ts";
+import { type AudioFrameHeader, BridgeEvent } from "../backend-protocol.ts";
+import { lifetimeEnd } from "../core/lifetime.ts";
+import type { PathKey } from "../core/mux.ts";
+import { DEFAULT_PATH_LIMITS, PathBook } from "../core/paths.ts";
+import { ApiError } from "../errors.ts";
+import type { RegionHandles } from "../metrics.ts";
+import { type EndReason, FLOW_CLOSE, type SessionState, type SessionStatus } from "../session-types.ts";
+import { SessionAudio } from "./audio.ts";
+import { ClientEvents, type SessionListener } from "./client-events.ts";
+import { closePeer } from "./dtls-close.ts";
+import { Negotiation } from "./negotiation.ts";
+import { serverPeerConnection, watchPeer } from "./peer.ts";
+import { openBackend, startedEvent } from "./session-backend.ts";
+import type { SessionDeps, SessionInit } from "./session-deps.ts";
+import { SessionPaths } from "./session-paths.ts";
+import { SessionStats } from "./stats.ts";
+import { sessionStatus } from "./status.ts";
+import { SetupTimings } from "./timings.ts";
+
+export type { EndReason, SessionState, SessionStatus } from "../session-types.ts";
+export type { SessionListener } from "./client-events.ts";
+export type { SessionDeps, SessionInit } from "./session-deps.ts";
+
+const newTxid = (): Uint8Array => randomBytes(12);
+const noop = (): void => {};
+
+export class Session {
+  readonly callId: string;
+  readonly region: string;
+  readonly #d: SessionDeps;
+  readonly #init: SessionInit;
+  readonly #rh: RegionHandles;
+  readonly pc: RTCPeerConnection;
+  readonly #audioT: RTCRtpTransceiver;
+  readonly #audio: SessionAudio;
+  readonly #neg: Negotiation;
+  #bridge!: BackendLink;
+  state: SessionState = "connecting";
+  endReason: EndReason | undefined;
+  readonly paths: SessionPaths;
+  readonly #events: ClientEvents;
+  readonly #stats = new SessionStats();
+  readonly #timings: SetupTimings;
+  // Wall clock for status and timers; performance.now() for the setup timings.
+  readonly createdAt = Date.now();
+  endedAt = 0;
+  /** Settles once the peer connection is closed and the relays were told (after end()). */
+  closed: Promise<void> = Promise.resolve();
+  #lastConsentAt = 0;
+  iceRestarts = 0;
+  addressChanges = 0;
+
+  private constructor(d: SessionDeps, init: SessionInit) {
+    this.#d = d;
+    this.#init = init;
+    this.callId = init.callId;
+    this.region = init.region;
+    this.#rh = d.metrics.region(init.region);
+    this.#timings = new SetupTimings(this.#rh, init.receivedAt);
+    this.pc = serverPeerConnection(init.offer);
+    this.#audioT = this.pc.addTransceiver("audio", { direction: "sendrecv" });
+    this.#audio = new SessionAudio(this.#audioT);
+    this.#events = new ClientEvents(d.config.backendQueueBytes, () => d.metrics.backendDroppedToClient.inc());
+    const limits = { ...DEFAULT_PATH_LIMITS, quietMs: d.config.pathQuietMs, ...d.pathLimits };
+    const book = new PathBook<PathKey>(limits, newTxid);
+    this.paths = new SessionPaths(d.mux, d.metrics, d.hmacSha1, book, {
+      remoteUfrag: () => this.#neg.remoteUfrag,
+      localUfrag: () => this.#neg.ufrag,
+      onMoved: () => {
+        this.addressChanges++;
+        this.#consent();
+      },
+      onConsent: () => this.#consent(),
+    });
+    const { config, mux, hintMac } = d;
+    const nd = { config, mux, hintMac, pc: this.pc, audio: this.#audio, paths: this.paths };
+    this.#neg = new Negotiation(nd, init.offer, init.ingressVip);
+  }
+
+  get packetsFromClient(): number {
+    return this.paths.packetsFromClient;
+  }
+  get packetsToClient(): number {
+    return this.paths.packetsToClient;
+  }
+
+  /** Builds the session and its answer; throws ApiError on an offer werift cannot take. */
+  static async create(d: SessionDeps, init: SessionInit): Promise<{ session: Session; answer: string }> {
+    const s = new Session(d, init);
+    try {
+      const answer = await s.#negotiate();
+      s.#startBackend();
+      return { session: s, answer };
+    } catch (e) {
+      s.#discard();
+      throw e;
+    }
+  }
+
+  get etag(): string {
+    return this.#neg.etag;
+  }
+  get ufrag(): string {
+    return this.#neg.ufrag;
+  }
+  /** The client's current ice-ufrag. */
+  get remoteUfrag(): string {
+    return this.#neg.remoteUfrag;
+  }
+  /** The client's current address "ip:port" as the relays reported it. */
+  get clientAddress(): string | undefined {
+    return this.paths.mediaPath()?.address;
+  }
+
+  #consent(): void {
+    this.#lastConsentAt = this.#d.mux.clock.now;
+  }
+
+  async #negotiate(): Promise<string> {
+    this.#wirePeerEvents();
+    const answer = await this.#neg.answer();
+    this.#timings.answered();
+    return answer;
+  }
+
+  #wirePeerEvents(): void {
+    const t = this.#timings;
+    const live = (): boolean => this.state !== "ended";
+    const failed = (connected: boolean, before: EndReason): void => {
+      if (live() && !this.#neg.restarting) this.end(connected ? "consent_lost" : before);
+    };
+    watchPeer(this.pc, this.#audioT, {
+      iceConnected: () => live() && t.iceConnected() && this.#consent(),
+      iceFailed: () => failed(t.iceConnectedAt > 0, "ice_failed"),
+      dtlsConnected: () => {
+        if (!live() || !t.dtlsConnected()) return;
+        this.state = "connected";
+        this.#consent();
+      },
+      dtlsFailed: () => failed(t.dtlsConnectedAt > 0, "dtls_failed"),
+      closed: () => live() && this.end("client_closed"),
+      rtp: (rtp) => this.#onClientAudio(rtp),
+      dataChannel: (dc) => {
+        if (!this.#events.adopt(dc)) return;
+        dc.onMessage.subscribe((m) => {
+          if (live()) this.#bridge.sendEvent(typeof m === "string" ? m : m.toString("utf8"));
+        });
+      },
+    });
+  }
+
+  #startBackend(): void {
+    const d = this.#d;
+    const ids = { clusterId: d.config.clusterId, transceiverId: d.config.transceiverId };
+    const host = {
+      callId: this.callId,
+      ended: () => this.state === "ended",
+      now: () => d.mux.clock.now,
+      onAudio: (h: AudioFrameHeader, payload: Buffer) => this.#onBackendAudio(h, payload),
+      end: (r: EndReason) => this.end(r),
+    };
+    this.#bridge = openBackend(d.backend, ids, host, this.#events, d.metrics);
+    this.#bridge.sendEvent(
+      startedEvent({
+        callId: this.callId,
+        ...ids,
+        codec: this.#audio.sendCodec,
+        codecName: this.#audio.codecName,
+        opusFec: this.#init.offer.opusFec,
+        client: this.#init.client,
+        sessionConfig: this.#init.sessionConfig,
+        dataChannel: this.#init.offer.hasDataChannel,
+        resumed: this.#init.resumed === true,
+      }),
+    );
+  }
+
+  #onClientAudio(rtp: RtpPacket): void {
+    if (this.state === "ended") return;
+    const f = this.#audio.frameOf(rtp);
+    if (f === undefined) {
+      this.#d.metrics.drops.not_rtp.inc();
+      return;
+    }
+    this.#timings.firstAudio();
+    this.#bridge.sendAudio(f, rtp.payload);
+  }
+
+  #onBackendAudio(h: AudioFrameHeader, payload: Buffer): void {
+    if (this.state === "ended") return;
+    if (this.#audio.toClient(h, payload) === "codec_mismatch") this.#d.metrics.backendError("codec_mismatch");
+  }
+
+  /** An event for the client from the transceiver itself (data channel, signalling WebSocket). */
+  notifyClient(text: string): void {
+    this.#events.send(text);
+  }
+
+  /** An event from the signalling WebSocket, for the backend. */
+  sendEventToBackend(text: string): void {
+    if (this.state !== "ended") this.#bridge.sendEvent(text);
+  }
+
+  addListener(l: SessionListener): void {
+    this.#events.addListener(l);
+  }
+  removeListener(l: SessionListener): void {
+    this.#events.removeListener(l);
+  }
+
+  /** WHIP ICE restart: new remote credentials in, sdpfrag answer and new ETag out. */
+  async restartIce(remoteUfrag: string, remotePwd: string): Promise<{ frag: string; etag: string }> {
+    if (this.state === "ended") throw new ApiError("call_ended", "the session has ended");
+    const r = await this.#neg.restart(remoteUfrag, remotePwd);
+    this.iceRestarts++;
+    this.#consent();
+    return r;
+  }
+
+  /** Called about once a second by the owner. */
+  tick(now: number): void {
+    if (this.state === "ended") return;
+    const c = this.#d.config;
+    const marks = {
+      createdAt: this.createdAt,
+      dtlsConnectedAt: this.#timings.dtlsConnectedAt,
+      lastConsentAt: this.#lastConsentAt,
+      restarting: this.#neg.restarting,
+    };
+    const over = lifetimeEnd(now, marks, c);
+    if (over !== undefined) {
+      this.end(over);
+      return;
+    }
+    this.paths.tick(this.#d.mux.clock.now);
+    this.#neg.retireUfrags(now);
+    const att = this.#neg.attachment;
+    if (this.state === "connected" && att)
+      this.#stats.maybeSample(now, c.statsIntervalMs, this.pc, att, this.#rh);
+  }
+
+  /** Ends the session once; later calls do nothing. */
+  end(reason: EndReason): void {
+    if (this.state === "ended") return;
+    this.state = "ended";
+    this.endReason = reason;
+    this.endedAt = Date.now();
+    this.#release();
+    this.#bridge?.close(JSON.stringify({ type: BridgeEvent.ended, call_id: this.callId, reason }));
+    this.#events.ended(reason);
+    // Close the peer connection first: its goodbyes (SCTP ABORT, DTLS close_notify) still need
+    // the paths. Then tell the relays to drop the flows, current address first.
+    this.closed = closePeer(this.pc)
+      .catch(noop)
+      .finally(() => this.paths.closeAll(FLOW_CLOSE[reason]));
+    this.#d.metrics.ended(reason);
+    this.#d.onEnded(this);
+  }
+
+  #release(): void {
+    this.#neg.release();
+    this.paths.stop();
+  }
+
+  /** Undo a failed create: nothing was announced yet. */
+  #discard(): void {
+    this.state = "ended";
+    this.#release();
+    this.#bridge?.close();
+    void this.pc.close().catch(noop);
+  }
+
+  status(): SessionStatus {
+    return sessionStatus({
+      session: this,
+      ids: this.#d.config,
+      popId: this.#init.popId,
+      opusFec: this.#init.offer.opusFec,
+      path: this.paths.mediaPath(),
+      codec: this.#audio.codecName,
+      timings: this.#timings.status(),
+      rtt: this.#neg.attachment?.selectedRtt(),
+      bridge: this.#bridge,
+      droppedToClient: this.#events.dropped,
+    });
+  }
+}
