@@ -96,6 +96,24 @@ describe("echo agent: a resumed call keeps its conversation", { timeout: 30_000 
     expect(agent.kept.kept).toBe(0);
   });
 
+  it("a drain move: the sibling attaches first and takes the conversation; the old connection's hangup ends nothing", async () => {
+    const old = await attach("rtc_move", false);
+    old.send(userItem("u_moved", "moved along"));
+    await old.next("conversation.item.done");
+    const moved = await attach("rtc_move", true);
+    expect(moved.created).toMatchObject({ resumed: true, item_count: 1 });
+    // As docs/backend-protocol.md says: then session.ended (hangup) on the old connection.
+    await old.hangUp();
+    moved.send({ type: "conversation.item.retrieve", item_id: "u_moved" });
+    expect(await moved.next("conversation.item.retrieved")).toMatchObject({ item: { id: "u_moved" } });
+    // The sibling vanishes in turn: the conversation is still kept for the next resume.
+    await moved.vanish();
+    const third = await attach("rtc_move", true);
+    expect(third.created).toMatchObject({ resumed: true, item_count: 1 });
+    await third.hangUp();
+    expect(agent.kept.kept).toBe(0);
+  });
+
   it("holds at most maxCalls, oldest out first, each for at most maxAgeMs", async () => {
     const evicted = agent.kept.evictedFull;
     for (const id of ["rtc_b1", "rtc_b2", "rtc_b3"]) {
