@@ -3,6 +3,8 @@
 // speech_started / speech_stopped from a VAD over the caller's audio (then commit, the user item
 // and, with turn_detection.create_response, a response), conversation items and responses, and a
 // Realtime `error` event for anything it does not take. Every server event carries an event_id.
+// A resumed call (session.started with `resumed: true`) gets its kept conversation back through
+// `attach` (kept-calls.ts) and session.created says so.
 // Pure: text, frames and time in; event text out through `send`.
 import { defaultSession, type Json, type JsonObject, mergeSession } from "../../shared/realtime/session.ts";
 import { BridgeEvent } from "../transceiver/backend-protocol.ts";
