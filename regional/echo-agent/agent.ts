@@ -15,6 +15,8 @@ import {
   readAudioFrameHeader,
 } from "../transceiver/backend-protocol.ts";
 import { EchoEvents } from "./events-shell.ts";
+import { DEFAULT_KEEP, type KeepLimits, KeptCalls, type KeptStats } from "./kept-calls.ts";
+import type { EchoConversationState } from "./realtime.ts";
 
 export interface EchoAgentOptions {
   host?: string;
@@ -24,6 +26,10 @@ export interface EchoAgentOptions {
   delayMs?: number;
   /** Accept audio batches when the transceiver asks (default true; false acts as an old backend). */
   audioBatch?: boolean;
+  /** Conversations kept for resumed calls (default 1,000 calls, 10 minutes; kept-calls.ts). */
+  keep?: Partial<KeepLimits>;
+  /** The clock of the kept conversations' ages, ms (default performance.now; tests pass their own). */
+  now?: () => number;
 }
 
 export interface EchoAgent {
@@ -35,6 +41,8 @@ export interface EchoAgent {
   readonly framesEchoed: number;
   /** Events received (parsed), newest last; bounded. */
   readonly events: unknown[];
+  /** The conversations kept for resumed calls. */
+  readonly kept: KeptStats;
   close(): Promise<void>;
 }
 
@@ -42,6 +50,8 @@ const MAX_EVENTS_KEPT = 1000;
 
 export async function startEchoAgent(o: EchoAgentOptions = {}): Promise<EchoAgent> {
   const delayMs = Math.max(0, o.delayMs ?? 0);
+  const calls = new KeptCalls<EchoConversationState>({ ...DEFAULT_KEEP, ...o.keep });
+  const keep = { calls, now: o.now ?? (() => performance.now()) };
   const server: Server = createServer((_req, res) => {
     res.writeHead(426, { "content-type": "text/plain" }).end("WebSocket only\n");
   });
@@ -62,7 +72,7 @@ export async function startEchoAgent(o: EchoAgentOptions = {}): Promise<EchoAgen
     let timer: NodeJS.Timeout | undefined;
     const rt = new EchoEvents((text) => {
       if (ws.readyState === ws.OPEN) ws.send(text);
-    });
+    }, keep);
     const flush = (): void => {
       timer = undefined;
       const now = performance.now();
@@ -132,6 +142,9 @@ export async function startEchoAgent(o: EchoAgentOptions = {}): Promise<EchoAgen
       return framesEchoed;
     },
     events,
+    get kept() {
+      return calls.stats;
+    },
     async close() {
       for (const c of wss.clients) c.terminate();
       await new Promise<void>((r) => wss.close(() => r()));

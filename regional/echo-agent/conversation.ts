@@ -29,6 +29,18 @@ export class Conversation {
     return this.#lastItemId;
   }
 
+  /** The items, oldest first (they are never changed in place, so a copy of the list will do). */
+  get items(): JsonObject[] {
+    return [...this.#items.values()];
+  }
+
+  /** Takes over a kept conversation (a resumed call), replacing this one's items. */
+  restore(items: readonly JsonObject[], lastItemId: string | null): void {
+    this.#items.clear();
+    for (const it of items.slice(-MAX_ITEMS)) this.#items.set(it.id as string, it);
+    this.#lastItemId = lastItemId;
+  }
+
   remember(item: JsonObject): void {
     const id = item.id as string;
     this.#items.delete(id);

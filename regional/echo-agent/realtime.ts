@@ -3,6 +3,8 @@
 // speech_started / speech_stopped from a VAD over the caller's audio (then commit, the user item
 // and, with turn_detection.create_response, a response), conversation items and responses, and a
 // Realtime `error` event for anything it does not take. Every server event carries an event_id.
+// A resumed call (session.started with `resumed: true`) gets its kept conversation back through
+// `attach` (kept-calls.ts) and session.created says so.
 // Pure: text, frames and time in; event text out through `send`.
 import { defaultSession, type Json, type JsonObject, mergeSession } from "../../shared/realtime/session.ts";
 import { BridgeEvent } from "../transceiver/backend-protocol.ts";
@@ -15,6 +17,19 @@ export interface RealtimeEchoDeps {
   send(text: string): void;
   /** A fresh id with this prefix ("event", "item", "resp", …). */
   id(prefix: string): string;
+  /** session.started for `callId`: a resumed call's kept conversation, if any (kept-calls.ts). */
+  attach?(callId: string, resumed: boolean): EchoConversationState | undefined;
+  /** session.ended for `callId` (with the reason the transceiver gave). */
+  ended?(callId: string, reason: string): void;
+}
+
+/** What a resumed call gets back: the conversation as it stood when its connection dropped. */
+export interface EchoConversationState {
+  session: JsonObject;
+  conversationId: string;
+  items: JsonObject[];
+  lastItemId: string | null;
+  responses: number;
 }
 
 /** A session larger than this (as JSON) is refused: it is echoed in every session.updated. */
@@ -41,12 +56,14 @@ const str = (v: unknown): string | undefined => (typeof v === "string" ? v : und
 export class RealtimeEcho {
   readonly #d: RealtimeEchoDeps;
   #session: JsonObject;
-  readonly #conversationId: string;
+  #conversationId: string;
   readonly #conv: Conversation;
   readonly #vad: Vad;
   #speechItemId = "";
   #audioStartMs = -1;
   #started = false;
+  #callId: string | undefined;
+  #responses = 0;
 
   constructor(d: RealtimeEchoDeps, nowS: number) {
     this.#d = d;
@@ -62,6 +79,21 @@ export class RealtimeEcho {
 
   get session(): JsonObject {
     return this.#session;
+  }
+
+  /** The call id session.started named (undefined before it). */
+  get callId(): string | undefined {
+    return this.#callId;
+  }
+
+  snapshot(): EchoConversationState {
+    return {
+      session: this.#session,
+      conversationId: this.#conversationId,
+      items: this.#conv.items,
+      lastItemId: this.#conv.lastItemId,
+      responses: this.#responses,
+    };
   }
 
   /** Whether the owner should call tick() (speech is in progress and frames may stop). */
@@ -108,6 +140,7 @@ export class RealtimeEcho {
         this.#start(ev);
         break;
       case BridgeEvent.ended:
+        if (this.#callId !== undefined) this.#d.ended?.(this.#callId, str(ev.reason) ?? "");
         break;
       case "ping": // the demo page's round trip
         this.#emit({ type: "pong" });
@@ -153,10 +186,30 @@ export class RealtimeEcho {
   #start(ev: JsonObject): void {
     if (this.#started) return;
     this.#started = true;
-    // The session configured at calls.create (or bound to the client secret) is the start.
-    if (isObject(ev.session)) this.#session = mergeSession(this.#session, ev.session);
+    this.#callId = str(ev.call_id);
+    const resumed = ev.resumed === true;
+    const kept = this.#callId === undefined ? undefined : this.#d.attach?.(this.#callId, resumed);
+    if (kept) {
+      // The kept session already holds the start config and every session.update since.
+      this.#session = kept.session;
+      this.#conversationId = kept.conversationId;
+      this.#conv.restore(kept.items, kept.lastItemId);
+      this.#responses = kept.responses;
+    } else if (isObject(ev.session)) {
+      // The session configured at calls.create (or bound to the client secret) is the start.
+      this.#session = mergeSession(this.#session, ev.session);
+    }
     this.#vad.configure(this.#vadSettings());
-    this.#emit({ type: "session.created", session: this.#session });
+    // Extra top-level fields are ignored by the OpenAI SDKs; a resumed call says what it got back.
+    const resume: JsonObject = !resumed
+      ? {}
+      : {
+          resumed: kept !== undefined,
+          conversation_id: this.#conversationId,
+          item_count: kept ? this.#conv.items.length : 0,
+          response_count: this.#responses,
+        };
+    this.#emit({ type: "session.created", session: this.#session, ...resume });
   }
 
   #update(ev: JsonObject): void {
@@ -214,6 +267,7 @@ export class RealtimeEcho {
       metadata: isObject(r.metadata) ? r.metadata : null,
       audioOutput: output ? { format: output.format ?? null, voice: output.voice ?? null } : null,
     });
+    this.#responses++;
     for (const e of events) this.#emit(e);
     if (!outOfBand) {
       const done = events.at(-1)!.response as JsonObject;

@@ -2,8 +2,9 @@
 // of one transceiver (no restart, so the sibling must take over). Every caller of the dead one
 // learns it (GET answers `ended`, `transceiver_failed`; the goal is 3 s, printed, not asserted), resumes with a new offer on the
 // call's URL and hears its echo again; the callers on the sibling keep hearing theirs; the backend
-// sees each resumed call under its call id again, marked `resumed`. The media gap is measured
-// and printed (median and worst), never asserted (timing goals live in bench/).
+// sees each resumed call under its call id again, marked `resumed`, and gives it back its
+// conversation. The media gap is measured and printed (median and worst), never asserted
+// (timing goals live in bench/).
 // The calls are signed to the cluster's gateway as the edge signs them (the edge's own resume and
 // failure answers are covered by transceiver-death.test.ts; its rate limits would pace 20 callers).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -175,6 +176,8 @@ describe("chaos: kill -9 of one of two transceivers under 20 calls", { timeout: 
         const seen = started.filter((e) => e.call_id === c.callId);
         expect(seen.map((e) => e.resumed)).toEqual([false, true]);
       }
+      // …and as the same conversation: the echo agent gave each one back its kept state.
+      expect(agent.kept.restored).toBe(dead.length);
       console.log(
         JSON.stringify({
           measured: "chaos kill -9, 1 of 2 transceivers",
