@@ -9,6 +9,7 @@ const RELAY_SOCKETS = [
   "test/relay/process.test.ts",
   "test/relay/restart-redis.test.ts",
   "test/relay/config-and-admin.test.ts",
+  "test/relay/transceiver-return.test.ts",
 ];
 
 export default defineConfig({

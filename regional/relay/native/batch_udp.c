@@ -146,7 +146,7 @@ static napi_value js_create(napi_env env, napi_callback_info info) {
     return throw_type(env, "txHeaders must be a Buffer");
   if (!get_typed(env, argv[9], napi_uint32_array, &txm, &txml)) return throw_type(env, "txMeta must be a Uint32Array");
   if (!get_typed(env, argv[10], napi_float64_array, &st, &stl) || stl < S_COUNT)
-    return throw_type(env, "stats must be a Float64Array of 10+");
+    return throw_type(env, "stats must be a Float64Array of 11+");
   uint32_t batch = (uint32_t)(rxml / RX_META);
   if (batch == 0 || batch > MAX_BATCH || txml < (size_t)batch * TX_META || rxl % batch != 0 || hdrl % batch != 0 ||
       bigl % batch != 0 || (bigl != 0 && bigl / batch <= rxl / batch))
@@ -242,8 +242,20 @@ static void on_poll(uv_poll_t *h, int status, int events) {
   (void)events;
   sock_t *s = h->data;
   if (s->closing) return;
-  if (status < 0) { /* the fd itself is broken (not a datagram's error): stop polling it, counted */
-    s->stats[S_RX_ERR]++;
+  if (status < 0) {
+    /* libuv reports POLLERR as UV_EBADF and stops the handle. On a connected UDP socket that is
+     * a pending datagram error (ECONNREFUSED: the peer's port closed), not a broken fd: take it
+     * (SO_ERROR clears it), count it and poll again, or the socket would stay deaf for good and
+     * the peer, back on the same port, would never be heard again. */
+    int err = 0;
+    socklen_t el = sizeof err;
+    if (getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err != 0) {
+      s->stats[S_RX_ERR]++;
+      s->stats[S_ERRNO] = err;
+      if (err == ECONNREFUSED) s->stats[S_REFUSED]++;
+      if (uv_poll_start(&s->poll, UV_READABLE, on_poll) == 0) return;
+    }
+    s->stats[S_RX_ERR]++; /* the fd itself is broken: stop polling it, counted */
     s->stats[S_ERRNO] = -status;
     uv_poll_stop(&s->poll);
     s->polling = 0;

@@ -29,8 +29,10 @@ export const Stat = {
   lastErrno: 8,
   /** Sends that carried several datagrams as one UDP GSO train. */
   txGsoTrains: 9,
+  /** ECONNREFUSED on any call: the connected peer's port is closed (a transceiver went away). */
+  refused: 10,
 } as const;
-const STATS = 10;
+const STATS = 11;
 
 /** Datagrams per recvmmsg / sendmmsg call. */
 export const DEFAULT_BATCH = 64;

@@ -78,6 +78,7 @@ uint32_t recv_batch(sock_t *s) {
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
       s->stats[S_RX_ERR]++; /* e.g. ECONNREFUSED on a connected socket (ICMP): consumed, not fatal */
       s->stats[S_ERRNO] = errno;
+      if (errno == ECONNREFUSED) s->stats[S_REFUSED]++;
     }
     return 0;
   }
@@ -141,6 +142,7 @@ static uint32_t send_msgs(sock_t *t, struct mmsghdr *msgs, const uint16_t *count
     int e = errno;
     if (e == EINTR) continue;
     t->stats[S_ERRNO] = e;
+    if (e == ECONNREFUSED) t->stats[S_REFUSED]++;
     uint32_t c = counts ? counts[at] : 1;
     if (c > 1 && (e == EIO || e == EINVAL || e == EOPNOTSUPP || e == ENOPROTOOPT)) {
       *refused = at; /* no GSO here (device, route or kernel): the caller resends plainly */
@@ -222,6 +224,7 @@ uint32_t send_one(sock_t *s, const uint8_t *data, uint32_t len, uint32_t fam, ui
     s->stats[S_TX]++;
   } else {
     s->stats[S_ERRNO] = errno;
+    if (errno == ECONNREFUSED) s->stats[S_REFUSED]++;
     s->stats[errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS ? S_TX_BLOCKED : S_TX_ERR]++;
   }
   return ok;

@@ -24,7 +24,8 @@
 #define NO_HEADER 0xffffffffu
 
 /* Indices of the stats Float64Array (mirrored in native/index.ts). */
-enum { S_RX, S_RX_BATCHES, S_RX_TRUNC, S_RX_ERR, S_TX, S_TX_BLOCKED, S_TX_ERR, S_TX_CALLS, S_ERRNO, S_TX_GSO, S_COUNT };
+enum { S_RX, S_RX_BATCHES, S_RX_TRUNC, S_RX_ERR, S_TX, S_TX_BLOCKED, S_TX_ERR, S_TX_CALLS, S_ERRNO, S_TX_GSO, S_REFUSED, S_COUNT };
+/* S_REFUSED: ECONNREFUSED seen on the socket (the connected peer's port is closed), any call. */
 
 typedef struct sock_s {
   uv_poll_t poll;

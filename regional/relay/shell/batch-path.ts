@@ -51,7 +51,7 @@ function isTcpBorne(buf: Buffer, len: number): boolean {
 /** Address texts by IPv4 number, as dgram would report them; cleared when full (bounded). */
 const MAX_CACHED_ADDRESSES = 16_384;
 const SEND_SCRATCH = 65_536 + FRAME_HEADER_BYTES;
-const STAT_COUNT = 10;
+const STAT_COUNT = 11;
 
 export class BatchPath {
   readonly #h: PathHost;
@@ -71,6 +71,8 @@ export class BatchPath {
   readonly #sendScratch = Buffer.allocUnsafeSlow(SEND_SCRATCH);
   /** Stats of sockets already closed (transceivers come and go). */
   readonly #retired = new Float64Array(STAT_COUNT);
+  /** Each transceiver socket's refused count at the last `refusedSince` (liveness, per tick). */
+  readonly #refusedSeen = new Float64Array(65_536);
 
   constructor(host: PathHost, bufferBytes: number) {
     this.#h = host;
@@ -137,6 +139,20 @@ export class BatchPath {
     const table = kind === PeerKind.cluster ? this.#clusterSocks : this.#tSocks;
     this.disconnect(kind, id);
     table[id] = s;
+    if (kind === PeerKind.transceiver) this.#refusedSeen[id] = 0;
+  }
+
+  /**
+   * Did the socket to transceiver `id` meet ECONNREFUSED (its port closed) since the last call?
+   * Read once per tick: the addon counts it, the data path never looks.
+   */
+  refusedSince(id: number): boolean {
+    const t = this.#tSocks[id];
+    if (t === undefined || t.closed) return false;
+    const n = t.stats[Stat.refused]!;
+    const was = this.#refusedSeen[id]!;
+    this.#refusedSeen[id] = n;
+    return n > was;
   }
 
   disconnect(kind: number, id: number): void {

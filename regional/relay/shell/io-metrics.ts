@@ -11,6 +11,7 @@ const EVENTS: [string, number][] = [
   ["tx_would_block", Stat.txBlocked],
   ["tx_errors", Stat.txErrors],
   ["tx_gso_trains", Stat.txGsoTrains],
+  ["connection_refused", Stat.refused],
 ];
 
 /** Registers the families; returns the scrape-time update from the addon's totals (by Stat index). */

@@ -477,6 +477,11 @@ export class RelayWorker {
   }
 
   #checkTransceivers(l: Liveness): void {
+    const b = this.#batch;
+    if (b !== null) {
+      // dgram reports ECONNREFUSED as a socket error event; the addon counts it per socket.
+      for (const id of this.#tAddr.keys()) if (b.refusedSince(id)) l.refused(id);
+    }
     const changes = l.tick(this.#coarseNow, this.#tAddr.keys(), (id) => {
       const b = this.#batch;
       if (b !== null) {
