@@ -245,7 +245,8 @@ export async function startWorld(o: WorldOptions): Promise<RunningWorld> {
       return out;
     },
     async restartPops(redis) {
-      for (const p of plan.pops) await world.kill(p.spec.name);
+      // Each old relay must have let go of its ports before its replacement binds them.
+      await Promise.all(plan.pops.map((p) => world.kill(p.spec.name, p.ns, world.popPorts(p))));
       await Promise.all(plan.pops.map((p) => world.run(world.popSpec(p, redis))));
     },
     stop,
