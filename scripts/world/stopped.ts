@@ -32,6 +32,17 @@ export function liveInGroup(pgid: number): number[] {
   return out;
 }
 
+/** Live processes of group `pgid` whose command line contains `needle`. */
+export function groupMembers(pgid: number, needle: string): number[] {
+  return liveInGroup(pgid).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(needle);
+    } catch {
+      return false;
+    }
+  });
+}
+
 /** Which of `want` are still bound in namespace `ns`. */
 export function stillBound(ns: string, want: Bound[]): Bound[] {
   if (want.length === 0) return [];
