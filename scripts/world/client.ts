@@ -9,6 +9,7 @@ import { performance } from "node:perf_hooks";
 import { MediaStreamTrack, RTCPeerConnection, RtpHeader, RtpPacket, useOPUS } from "werift";
 import { disableStunFallback } from "../../regional/transceiver/shell/werift-glue.ts";
 import { clientStats, MediaMeter } from "./core/meter.ts";
+import { guardSiteDtls } from "./dtls-server.ts";
 
 interface ClientConfig {
   edge: string;
@@ -26,7 +27,7 @@ const emit = (o: Record<string, unknown>): void => {
   process.stdout.write(`${JSON.stringify(o)}\n`);
 };
 const fail = (stage: string, e: unknown): never => {
-  emit({ event: "error", stage, error: String((e as Error)?.message ?? e) });
+  emit({ event: "error", stage, error: String((e as Error)?.message ?? e), dtls: dtlsState() });
   process.exit(1);
 };
 const deadline = setTimeout(() => fail("deadline", "the call did not finish in time"), cfg.mediaMs + 40_000);
@@ -44,6 +45,21 @@ const track = new MediaStreamTrack({ kind: "audio" });
 const tr = pc.addTransceiver(track, { direction: "sendrecv" });
 pc.createDataChannel("oai-events");
 disableStunFallback(pc);
+let dtlsGuard: ReturnType<typeof guardSiteDtls> | null = null;
+/** Where the site's DTLS handshake stands, for a failed call's report. */
+function dtlsState(): Record<string, unknown> {
+  const t = pc.dtlsTransports[0] as unknown as
+    | { role?: string; state?: string; dtls?: { connected?: boolean; dtls?: { flight?: number } } }
+    | undefined;
+  return {
+    role: t?.role,
+    state: t?.state,
+    flight: t?.dtls?.dtls?.flight,
+    connected: t?.dtls?.connected,
+    guarded: dtlsGuard?.guarded() ?? false,
+    ...dtlsGuard?.counters,
+  };
+}
 const meter = new MediaMeter();
 tr.onTrack.subscribe((t) =>
   t.onReceiveRtp.subscribe((rtp) => meter.received(rtp.payload, performance.now())),
@@ -51,6 +67,7 @@ tr.onTrack.subscribe((t) =>
 
 const offer = await pc.createOffer();
 await pc.setLocalDescription(offer);
+dtlsGuard = guardSiteDtls(pc); // the transports exist now; DTLS starts only after the answer
 const localPort = Number(/ udp \d+ \S+ (\d+) typ host/.exec(pc.localDescription!.sdp)?.[1] ?? 0);
 const headers = {
   "content-type": "application/sdp",
@@ -123,6 +140,7 @@ emit({
   firstAudioMs,
   lastEchoAgoMs,
   ...clientStats(meter, seq),
+  dtls: dtlsState(),
   transceiver,
 });
 await fetch(`${cfg.edge}/v1/realtime/calls/${callId}`, { method: "DELETE", headers }).catch(() => {});

@@ -9,6 +9,7 @@ import { type ProcessSpec, type Running, Supervisor } from "../lib/supervisor.ts
 import { which } from "../lib/system-deps.ts";
 import { clusterLinkem, popLinkem } from "./core/linkem-configs.ts";
 import { ADMIN_PORT, DASHBOARD, EDGE, REDIS, type WorldPlan } from "./core/plan.ts";
+import { type Bound, waitGone } from "./stopped.ts";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
 const NODE = process.execPath;
@@ -204,11 +205,30 @@ export class World {
     });
   }
 
-  async kill(name: string): Promise<void> {
+  /** The sockets a POP's relay binds in its namespace (admin, VIP, backbone). */
+  popPorts(p: WorldPlan["pops"][number]): Bound[] {
+    return [
+      { proto: "tcp", addr: `${p.ip}:${ADMIN_PORT}` },
+      { proto: "udp", addr: p.spec.vip },
+      { proto: "udp", addr: p.spec.backbone },
+      ...(p.spec.vipTcpPort
+        ? [{ proto: "tcp" as const, addr: `${p.spec.vip.split(":")[0]}:${p.spec.vipTcpPort}` }]
+        : []),
+    ];
+  }
+
+  /**
+   * Kills one program and returns once it is gone for good: its whole process group exited and
+   * `ports` are free in `ns`, so a replacement can bind them (bounded; throws if not).
+   */
+  async kill(name: string, ns: string | null = null, ports: Bound[] = []): Promise<void> {
     const r = this.sup.running.find((x) => x.name === name);
     if (!r) return;
+    const pgid = r.child.pid;
     await this.sup.stopOne(r, "SIGKILL", 0);
-    this.sup.running.splice(this.sup.running.indexOf(r), 1);
+    const i = this.sup.running.indexOf(r);
+    if (i >= 0) this.sup.running.splice(i, 1);
+    if (pgid !== undefined) await waitGone(name, pgid, ns, ports);
   }
 
   async stop(): Promise<void> {

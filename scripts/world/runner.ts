@@ -16,6 +16,7 @@ import { DASHBOARD, EDGE, planWorld, VIP, VIP_PORT, type WorldPlan } from "./cor
 import type { LinkCounters } from "./core/report.ts";
 import type { SitesFile } from "./core/sites.ts";
 import { buildNetwork, nsExec, removeRun, removeStale, routeVip } from "./netns.ts";
+import { groupMembers } from "./stopped.ts";
 
 export interface WorldOptions {
   topology: Topology;
@@ -233,7 +234,11 @@ export async function startWorld(o: WorldOptions): Promise<RunningWorld> {
     async linkStats() {
       linkLines.clear();
       const ems = world.sup.running.filter((r) => r.name.startsWith("linkem-"));
-      for (const r of ems) r.child.kill("SIGUSR2");
+      // To the emulator itself: its supervisor-side parent is a wrapper (`ip netns exec` under
+      // run-watched) that forwards only INT/TERM/HUP and that SIGUSR2 would terminate.
+      for (const r of ems)
+        for (const pid of groupMembers(r.child.pid ?? -1, "scripts/world/linkem/main.ts"))
+          process.kill(pid, "SIGUSR2");
       for (let i = 0; i < 40 && linkLines.size < ems.length; i++) await new Promise((r) => setTimeout(r, 50));
       const out: Record<string, { up: LinkCounters; down: LinkCounters }> = {};
       for (const line of linkLines.values()) {
@@ -245,7 +250,8 @@ export async function startWorld(o: WorldOptions): Promise<RunningWorld> {
       return out;
     },
     async restartPops(redis) {
-      for (const p of plan.pops) await world.kill(p.spec.name);
+      // Each old relay must have let go of its ports before its replacement binds them.
+      await Promise.all(plan.pops.map((p) => world.kill(p.spec.name, p.ns, world.popPorts(p))));
       await Promise.all(plan.pops.map((p) => world.run(world.popSpec(p, redis))));
     },
     stop,

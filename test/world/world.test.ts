@@ -117,6 +117,22 @@ describe("a small world", () => {
     expect(r.echoes as number).toBeGreaterThan(200);
   }, 60_000);
 
+  it("restarts every POP relay: each replacement binds the ports its predecessor held", async () => {
+    const pid = (name: string): number | undefined =>
+      w.world.sup.running.find((r) => r.name === name)?.child.pid;
+    const before = w.plan.pops.map((p) => pid(p.spec.name));
+    await w.restartPops(false); // throws if a relay exited during start (EADDRINUSE) or never let go
+    const after = w.plan.pops.map((p) => pid(p.spec.name));
+    for (const [i, p] of w.plan.pops.entries()) {
+      expect(after[i]).toBeDefined();
+      expect(after[i]).not.toBe(before[i]);
+      expect(alive(before[i]!)).toBe(false);
+      expect(w.scrape(p.ns, `http://${p.ip}:${ADMIN_PORT}/metrics`)).toContain("gr_relay");
+    }
+    // Every other program is still there (the old kill dropped the last running entry by mistake).
+    expect(w.world.sup.running.some((r) => r.name.startsWith("linkem-"))).toBe(true);
+  }, 60_000);
+
   it("leaves no namespace and no process behind after stop()", async () => {
     const tag = w.plan.tag;
     const pids = w.plan.sites

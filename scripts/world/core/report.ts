@@ -5,6 +5,8 @@ import type { WorldPlan } from "./plan.ts";
 export interface PathResult {
   /** Set when the call failed (then every figure is null in the JSON). */
   error?: string;
+  /** Set when the first attempt failed and these figures are the second's. */
+  retried?: { error: string; popDrops: Record<string, number> };
   connectMs: number;
   firstAudioMs: number;
   rttMs: number;
@@ -41,6 +43,8 @@ export interface FailoverReport {
   to: string;
   gapMs: number;
   survived: boolean;
+  /** Set when the first call never connected (so no route changed under it) and was made again. */
+  retried?: string;
 }
 
 export interface LinkCounters {
@@ -113,7 +117,7 @@ export function summaryTable(r: WorldReport): string {
         name === "relay" ? s.name : "",
         name === "relay" ? s.pop : "",
         name === "relay" ? s.cluster : "",
-        name,
+        p.retried ? `${name}*` : name,
         f(p.expectedRttMs),
         f(p.rttMs),
         f(p.jitterMs),
@@ -137,6 +141,15 @@ export function summaryTable(r: WorldReport): string {
     "",
     "times in ms; rtt exp = what the emulated links add up to; rtt = median echo RTT at the client",
   );
+  for (const x of r.sites)
+    for (const [name, p] of [
+      ["relay", x.relay],
+      ["direct", x.direct],
+    ] as const)
+      if (p.retried)
+        lines.push(
+          `${x.name} ${name}*: first attempt failed and was made again: ${p.retried.error} (POP drops then: ${JSON.stringify(p.retried.popDrops)})`,
+        );
   lines.push(
     `host: ${r.host.cpus} cores, load average ${r.host.loadAtStart.toFixed(1)} at start, ${r.host.loadAtEnd.toFixed(1)} at end${r.host.loadAtEnd > r.host.cpus ? " (above the core count: measured delays include the host's scheduling)" : ""}`,
   );
@@ -156,7 +169,7 @@ export function summaryTable(r: WorldReport): string {
     lines.push(`  ${pad(name, 24)} ${pad(pct(l.up), 18)} ${pct(l.down)}`);
   for (const x of r.failover)
     lines.push(
-      `failover (${x.redis ? "with" : "without"} Redis): ${x.site} ${x.from} -> ${x.to}, media gap ${f(x.gapMs)} ms, ${x.survived ? "call survived" : "CALL LOST"}`,
+      `failover (${x.redis ? "with" : "without"} Redis): ${x.site} ${x.from} -> ${x.to}, media gap ${f(x.gapMs)} ms, ${x.survived ? "call survived" : "CALL LOST"}${x.retried ? ` (second call: the first never connected: ${x.retried})` : ""}`,
     );
   if (r.clusterDown)
     lines.push(
