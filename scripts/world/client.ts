@@ -9,7 +9,7 @@ import { performance } from "node:perf_hooks";
 import { MediaStreamTrack, RTCPeerConnection, RtpHeader, RtpPacket, useOPUS } from "werift";
 import { disableStunFallback } from "../../regional/transceiver/shell/werift-glue.ts";
 import { clientStats, MediaMeter } from "./core/meter.ts";
-import { guardSiteDtls } from "./dtls-server.ts";
+import { guardDtlsServerRole } from "../../regional/transceiver/shell/dtls-server-guard.ts";
 
 interface ClientConfig {
   edge: string;
@@ -45,7 +45,7 @@ const track = new MediaStreamTrack({ kind: "audio" });
 const tr = pc.addTransceiver(track, { direction: "sendrecv" });
 pc.createDataChannel("oai-events");
 disableStunFallback(pc);
-let dtlsGuard: ReturnType<typeof guardSiteDtls> | null = null;
+let dtlsGuard: ReturnType<typeof guardDtlsServerRole> | null = null;
 /** Where the site's DTLS handshake stands, for a failed call's report. */
 function dtlsState(): Record<string, unknown> {
   const t = pc.dtlsTransports[0] as unknown as
@@ -67,7 +67,7 @@ tr.onTrack.subscribe((t) =>
 
 const offer = await pc.createOffer();
 await pc.setLocalDescription(offer);
-dtlsGuard = guardSiteDtls(pc); // the transports exist now; DTLS starts only after the answer
+dtlsGuard = guardDtlsServerRole(pc); // the transports exist now; DTLS starts only after the answer
 const localPort = Number(/ udp \d+ \S+ (\d+) typ host/.exec(pc.localDescription!.sdp)?.[1] ?? 0);
 const headers = {
   "content-type": "application/sdp",

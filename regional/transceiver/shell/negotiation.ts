@@ -6,6 +6,7 @@ import type { RTCPeerConnection } from "werift";
 import { type MacSync, mintHint } from "../../../shared/hint/codec.ts";
 import type { OfferInfo } from "../../../shared/sdp/offer.ts";
 import type { HostPort } from "../../../shared/topology/address.ts";
+import type { Logger } from "../../common/log.ts";
 import type { TransceiverConfig } from "../config.ts";
 import { finishAnswer, replaceIceCredentials, restartAnswerFrag } from "../core/answer.ts";
 import type { Mux } from "../core/mux.ts";
@@ -13,6 +14,7 @@ import { UfragSet } from "../core/ufrags.ts";
 import { ApiError } from "../errors.ts";
 import type { SessionAudio } from "./audio.ts";
 import { guardRecordSequence } from "./dtls-sequence.ts";
+import { guardDtlsServerRole } from "./dtls-server-guard.ts";
 import { applyOffer } from "./peer.ts";
 import type { SessionPaths } from "./session-paths.ts";
 import { attachSharedSocket, type IceAttachment, iceTransportCount } from "./werift-glue.ts";
@@ -36,6 +38,7 @@ export interface NegotiationDeps {
   pc: RTCPeerConnection;
   audio: SessionAudio;
   paths: SessionPaths;
+  log: Logger;
 }
 
 export class Negotiation {
@@ -87,6 +90,8 @@ export class Negotiation {
     }
     guardRecordSequence(pc);
     applyOffer(pc, this.#offer);
+    // After the role is set (a=setup:active makes us the DTLS server), before DTLS starts.
+    guardDtlsServerRole(pc, this.#d.log);
     const { ufrag, pwd } = this.#mintCredentials();
     this.#att = attachSharedSocket(pc, {
       ufrag,

@@ -81,8 +81,8 @@ export class Session {
       },
       onConsent: () => this.#consent(),
     });
-    const { config, mux, hintMac } = d;
-    const nd = { config, mux, hintMac, pc: this.pc, audio: this.#audio, paths: this.paths };
+    const { config, mux, hintMac, log } = d;
+    const nd = { config, mux, hintMac, log, pc: this.pc, audio: this.#audio, paths: this.paths };
     this.#neg = new Negotiation(nd, init.offer, init.ingressVip);
   }
 

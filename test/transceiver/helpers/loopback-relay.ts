@@ -28,8 +28,8 @@ export interface LoopbackRelay {
   sendFrame(type: number, clientIp: string, clientPort: number, payload: Uint8Array): void;
   framesIn: number;
   pongs: Buffer[];
-  /** Sees every datagram forwarded to a client (the payload, without the frame header). */
-  onToClient?: (payload: Buffer) => void;
+  /** Sees every datagram forwarded to a client (the payload, without the frame header); true drops it. */
+  onToClient?: (payload: Buffer) => boolean | undefined | void;
   close(): Promise<void>;
 }
 
@@ -121,7 +121,7 @@ export async function startLoopbackRelay(o: LoopbackRelayOptions): Promise<Loopb
       return;
     }
     if (inHdr.type !== FrameType.data || holes.has(port)) return;
-    relay.onToClient?.(msg.subarray(FRAME_HEADER_BYTES));
+    if (relay.onToClient?.(msg.subarray(FRAME_HEADER_BYTES)) === true) return;
     vip.send(msg.subarray(FRAME_HEADER_BYTES), port, ip);
   });
   return relay;

@@ -1,20 +1,23 @@
-// The world's site clients are werift offerers, and the transceiver answers a=setup:active, so the
-// site end is werift's DTLS *server* (in production that end is a browser's). werift 0.25.2's
-// server breaks two rules of RFC 6347 that only matter when datagrams are lost or late:
-// - §4.2.4: the last flight (6: ChangeCipherSpec, Finished) is sent once and, once the server
-//   counts itself connected, a retransmitted flight 5 is ignored. When flight 6 is lost the server
-//   is done, the client retransmits flight 5 for ~30 s and never connects: the transceiver drops
-//   the call's media while the site thinks the call is up.
-// - §4.2.1: a ClientHello without a cookie is answered with a HelloVerifyRequest statelessly; werift
-//   instead redraws its random and key pair for it (flight 2). A retransmitted first ClientHello
-//   that arrives after flight 4 (late, under load) so replaces the keys flight 4 announced, the
-//   client's flight 5 can never verify, and neither end connects. Likewise a retransmitted
-//   ClientHello after the handshake makes werift renegotiate, dropping the connection's keys.
-// So, for each DTLS server transport of a site's peer connection: once flight 4 is out, a cookieless
-// ClientHello is ignored (the client already has the cookie); once connected, a ClientHello is
-// ignored and a retransmitted flight 5 gets flight 6 again. Reaches into werift's DtlsSocket; a
-// missing member only skips the guard (reported by guardSiteDtls).
+// werift (pinned, see shell/werift-glue.ts) as DTLS *server*: the transceiver is one when an offer
+// says a=setup:active (shell/peer.ts), the world's site clients are one against the transceiver.
+// werift 0.25.2's server breaks for good on one lost or late handshake datagram (RFC 6347 expects
+// loss to cost one retransmission), in these ways:
+// - flight 4 leaves as five datagrams: a lost CertificateRequest makes the client send flight 5
+//   without its certificate, and resend that same flight forever;
+// - flight 5's messages are handled as they arrive: a CertificateVerify before the Certificate
+//   fails the transport, a ClientKeyExchange before it derives the master secret from a transcript
+//   without it; a retransmitted ClientKeyExchange re-derives it over a transcript that by then
+//   holds the CertificateVerify, so the client's Finished never decrypts;
+// - a late first (cookieless) ClientHello is answered by redrawing the random and key pair flight 4
+//   announced (§4.2.1 wants it answered statelessly), so flight 5 never verifies; after the
+//   handshake a ClientHello makes werift renegotiate and drop the connection's keys;
+// - flight 6 is sent once and a retransmitted flight 5 is ignored once connected (§4.2.4).
+// So flights leave as one datagram, flight 5's messages are taken in order and once, a cookieless
+// ClientHello after flight 4 (any after connecting) is ignored, and a repeated flight 5 gets
+// flight 6 again. Reaches into werift's DtlsServer; each member is checked and a missing one only
+// skips the guard (reported once per process).
 import type { RTCPeerConnection } from "werift";
+import type { Logger } from "../../common/log.ts";
 
 const CLIENT_HELLO = 1;
 const CERTIFICATE = 11;
@@ -63,6 +66,7 @@ function internals(x: unknown): ServerInternals | null {
   const s = x as Partial<ServerInternals> | undefined;
   if (!s || typeof s.onHandleHandshakes !== "function" || typeof s.dtls?.flight !== "number") return null;
   if (typeof s.transport?.send !== "function" || typeof s.dtls.handshakeCache !== "object") return null;
+  if (typeof s.connected !== "boolean") return null;
   return s as ServerInternals;
 }
 
@@ -159,19 +163,35 @@ function coalesceFlights(s: ServerInternals): void {
   };
 }
 
+export function newGuardCounters(): GuardCounters {
+  return { flight6Resent: 0, helloIgnored: 0, earlyIgnored: 0, repeatIgnored: 0 };
+}
+
+let skipReported = false;
+
 /**
  * Guards every DTLS transport of `pc` that becomes a server. werift creates the DtlsServer
  * synchronously right after the transport's state turns "connecting", before any datagram can
- * reach it, so a microtask after that state change is in time.
+ * reach it, so a microtask after that state change is in time. The role must be set by then
+ * (shell/peer.ts sets it right after setRemoteDescription). A werift whose DtlsServer lacks a
+ * member is warned about on `log`, once per process.
  */
-export function guardSiteDtls(pc: RTCPeerConnection): { counters: GuardCounters; guarded: () => boolean } {
-  const counters: GuardCounters = { flight6Resent: 0, helloIgnored: 0, earlyIgnored: 0, repeatIgnored: 0 };
+export function guardDtlsServerRole(
+  pc: RTCPeerConnection,
+  log?: Pick<Logger, "warn">,
+): { counters: GuardCounters; guarded: () => boolean } {
+  const counters = newGuardCounters();
   let guarded = false;
   for (const t of pc.dtlsTransports) {
     t.onStateChange.subscribe((state) => {
       if (state !== "connecting" || t.role !== "server") return;
       queueMicrotask(() => {
-        guarded = guardDtlsServer((t as unknown as { dtls?: unknown }).dtls, counters) || guarded;
+        const ok = guardDtlsServer((t as unknown as { dtls?: unknown }).dtls, counters);
+        guarded = ok || guarded;
+        if (!ok && log && !skipReported) {
+          skipReported = true;
+          log.warn("werift's DtlsServer is not the shape the DTLS server guard wraps; unguarded", {});
+        }
       });
     });
   }

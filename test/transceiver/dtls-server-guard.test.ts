@@ -1,11 +1,11 @@
-// werift's DTLS server (the world's site end) against single lost or late datagrams that left a
+// werift's DTLS server (the transceiver for an a=setup:active offer, the world's site end) against single lost or late datagrams that left a
 // call with ICE up and DTLS never connected. A real werift DtlsClient and DtlsServer talk over an
 // in-memory datagram pipe that drops (or replays) one chosen datagram; without the guard the
 // handshake never completes, with it both ends connect.
 
 import { describe, expect, it } from "vitest";
 import { DtlsClient, DtlsServer, RTCDtlsTransport } from "werift";
-import { type GuardCounters, guardDtlsServer } from "../../scripts/world/dtls-server.ts";
+import { type GuardCounters, guardDtlsServer } from "../../regional/transceiver/shell/dtls-server-guard.ts";
 
 interface End {
   onData?: (buf: Buffer) => void;
@@ -111,7 +111,7 @@ function lateFirstHello(): (b: Buffer, fromServer: boolean) => boolean {
   return Object.assign(drop, { bind: (d: (b: Buffer) => void) => (deliver = d) });
 }
 
-describe("the site's DTLS server", () => {
+describe("werift's DTLS server, guarded", () => {
   const losses = [
     ["the server's CertificateRequest (flight 4)", loseCertificateRequest],
     ["the client's Certificate (flight 5)", loseClientCertificate],
