@@ -7,9 +7,9 @@
 // {event:"answered"}, {event:"connected"}, {event:"result"}. Config: WORLD_CLIENT (JSON).
 import { performance } from "node:perf_hooks";
 import { MediaStreamTrack, RTCPeerConnection, RtpHeader, RtpPacket, useOPUS } from "werift";
+import { guardDtlsServerRole } from "../../regional/transceiver/shell/dtls-server-guard.ts";
 import { disableStunFallback } from "../../regional/transceiver/shell/werift-glue.ts";
 import { clientStats, MediaMeter } from "./core/meter.ts";
-import { guardDtlsServerRole } from "../../regional/transceiver/shell/dtls-server-guard.ts";
 
 interface ClientConfig {
   edge: string;

@@ -30,6 +30,8 @@ export interface LoopbackRelay {
   pongs: Buffer[];
   /** Sees every datagram forwarded to a client (the payload, without the frame header); true drops it. */
   onToClient?: (payload: Buffer) => boolean | undefined | void;
+  /** Sees every datagram from a client before it is framed; true drops it. */
+  onFromClient?: (payload: Buffer) => boolean | undefined | void;
   close(): Promise<void>;
 }
 
@@ -94,7 +96,7 @@ export async function startLoopbackRelay(o: LoopbackRelayOptions): Promise<Loopb
     },
   };
   vip.on("message", (msg, rinfo) => {
-    if (holes.has(rinfo.port)) return;
+    if (holes.has(rinfo.port) || relay.onFromClient?.(msg) === true) return;
     const buf = Buffer.allocUnsafe(FRAME_HEADER_BYTES + msg.length);
     hdr.type = FrameType.data;
     hdr.popId = popId;
