@@ -11,11 +11,12 @@
 // - a late first (cookieless) ClientHello is answered by redrawing the random and key pair flight 4
 //   announced (§4.2.1 wants it answered statelessly), so flight 5 never verifies; after the
 //   handshake a ClientHello makes werift renegotiate and drop the connection's keys;
-// - flight 6 is sent once and a retransmitted flight 5 is ignored once connected (§4.2.4).
+// - once connected, a repeated flight 5 is answered (flight 6 again, §4.2.4) only when its
+//   Finished gets through; its other records are dropped.
 // So flights leave as one datagram, flight 5's messages are taken in order and once, a cookieless
 // ClientHello after flight 4 (any after connecting) is ignored, and a repeated flight 5 gets
-// flight 6 again. Reaches into werift's DtlsServer; each member is checked and a missing one only
-// skips the guard (reported once per process).
+// flight 6 again, whichever of its records comes first (once per 200 ms). Reaches into werift's
+// DtlsServer; each member is checked and a missing one only skips the guard (logged once).
 import type { RTCPeerConnection } from "werift";
 import type { Logger } from "../../common/log.ts";
 

@@ -29,9 +29,9 @@ export interface LoopbackRelay {
   framesIn: number;
   pongs: Buffer[];
   /** Sees every datagram forwarded to a client (the payload, without the frame header); true drops it. */
-  onToClient?: (payload: Buffer) => boolean | undefined | void;
+  onToClient?: (payload: Buffer) => boolean | undefined;
   /** Sees every datagram from a client before it is framed; true drops it. */
-  onFromClient?: (payload: Buffer) => boolean | undefined | void;
+  onFromClient?: (payload: Buffer) => boolean | undefined;
   close(): Promise<void>;
 }
 
