@@ -198,7 +198,7 @@ export class Transceiver implements ApiHost {
       clusterId: this.config.clusterId,
       transceiverId: this.config.transceiverId,
       backbone: this.backbone,
-      signallingUrl: this.httpUrl,
+      apiUrl: this.httpUrl,
       load: this.load,
       capacity: this.config.capacity,
       draining: this.draining,

@@ -263,7 +263,7 @@ describe("membership through a real redis-server", () => {
         clusterId: 1,
         transceiverId: 11,
         backbone: t1.backbone,
-        signallingUrl: t1.httpUrl,
+        apiUrl: t1.httpUrl,
         capacity: 5,
         draining: false,
       });
