@@ -26,7 +26,7 @@ describe("dashboard page in headless Chromium", () => {
   });
   const trx = new Registry();
   const loss = trx
-    .histogram("gr_packet_loss_ratio", "loss", ["cluster", "region"], [0, 0.01, 0.02, 0.05, 1])
+    .histogram("gr_transceiver_packet_loss_ratio", "loss", ["cluster", "region"], [0, 0.01, 0.02, 0.05, 1])
     .with({ cluster: "1", region: "SA" });
   const servers: MetricsServer[] = [];
   let source: LocalSource;
@@ -159,7 +159,7 @@ describe("dashboard page in headless Chromium", () => {
 describe("dashboard page: live merging when points are thinned into time buckets", () => {
   it("holds exactly the points a full answer gives, after many incremental refreshes", async () => {
     const reg = new Registry();
-    const gauge = reg.gauge("gr_sessions_active", "active", ["cluster"]).with({ cluster: "1" });
+    const gauge = reg.gauge("gr_transceiver_calls_active", "active", ["cluster"]).with({ cluster: "1" });
     const server = await serveRegistry(reg);
     let now = Date.now() - 400_000;
     const source = new LocalSource({

@@ -115,7 +115,7 @@ describe("sessions in setup per API key and per client network", () => {
     expect({ created: count(201), refused: count(429) }).toEqual({ created: 5, refused: 195 });
     expect(h.t.sessions.size - before).toBe(5);
     expect(h.t.metrics.render()).toMatch(
-      /gr_sessions_failed_total\{cluster="1",reason="setup_limit"\} 195\b/,
+      /gr_transceiver_calls_failed_total\{cluster="1",reason="setup_limit"\} 195\b/,
     );
     // A Realtime-shaped error, with when to try again (the oldest setup's timeout, about 30 s).
     expect(refused!.headers.get("content-type")).toMatch(/application\/json/);

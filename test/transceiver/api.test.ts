@@ -294,7 +294,7 @@ describe("capacity", () => {
     expect(ok.status).toBe(201);
     await h.call("DELETE", `/v1/sessions/${((await ok.json()) as { callId: string }).callId}`);
     const metrics = await (await fetch(`${h.t.httpUrl}/metrics`)).text();
-    expect(metrics).toMatch(/gr_sessions_failed_total\{cluster="1",reason="at_capacity"\} [1-9]/);
+    expect(metrics).toMatch(/gr_transceiver_calls_failed_total\{cluster="1",reason="at_capacity"\} [1-9]/);
   });
 });
 

@@ -60,7 +60,9 @@ describe.concurrent("lifecycle", () => {
       await c.close();
       await until(async () => (await status(h, callId)).state === "ended", "setup timeout");
       expect((await status(h, callId)).endReason).toBe("setup_timeout");
-      expect(h.t.metrics.render()).toMatch(/gr_sessions_ended_total\{cluster="1",reason="setup_timeout"\} 1/);
+      expect(h.t.metrics.render()).toMatch(
+        /gr_transceiver_calls_ended_total\{cluster="1",reason="setup_timeout"\} 1/,
+      );
     });
   });
 
@@ -134,7 +136,7 @@ describe.concurrent("lifecycle", () => {
         expect((await status(h, callId)).endReason).toBe("backend_closed");
         expect(client.messages.some((m) => m.includes("transceiver.backend_unavailable"))).toBe(true);
         expect(h.t.metrics.render()).toMatch(
-          /gr_sessions_ended_total\{cluster="1",reason="backend_closed"\} 1/,
+          /gr_transceiver_calls_ended_total\{cluster="1",reason="backend_closed"\} 1/,
         );
       });
     } finally {

@@ -371,10 +371,10 @@ describe("clean-up and media metrics", () => {
         const count = (name: string) =>
           Number(new RegExp(`^${name}_count\\{cluster="1",region="EU"\\} (\\d+)`, "m").exec(m)?.[1] ?? 0);
         return (
-          count("gr_ice_rtt_seconds") > 0 &&
-          count("gr_rtcp_rtt_seconds") > 0 &&
-          count("gr_jitter_seconds") > 0 &&
-          count("gr_packet_loss_ratio") > 0
+          count("gr_transceiver_ice_rtt_seconds") > 0 &&
+          count("gr_transceiver_rtcp_rtt_seconds") > 0 &&
+          count("gr_transceiver_jitter_seconds") > 0 &&
+          count("gr_transceiver_packet_loss_ratio") > 0
         );
       }, "RTT, jitter and loss samples");
       expect(h3.t.mux.ufragCount).toBe(3);
