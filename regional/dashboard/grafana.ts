@@ -9,7 +9,7 @@ const DS = { type: "prometheus", uid: "${datasource}" };
 
 const SECTIONS: Record<Section, string> = {
   latency: "Latency per hop (p50 solid, p95 dashed, p99 dotted)",
-  traffic: "Sessions and flows",
+  traffic: "Calls and flows",
   errors: "Drops, failures and errors",
 };
 

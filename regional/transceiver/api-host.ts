@@ -3,9 +3,9 @@
 import type { Logger } from "../common/log.ts";
 import type { TransceiverConfig } from "./config.ts";
 import type { TransceiverMetrics } from "./metrics.ts";
-import type { EndReason, SessionStatus } from "./session-types.ts";
+import type { CallStatus, EndReason } from "./session-types.ts";
 import type { CreateRequest, CreateResult } from "./sessions.ts";
-import type { Session } from "./shell/session.ts";
+import type { Call } from "./shell/session.ts";
 import type { RequestVerifier } from "./signing.ts";
 
 /** What the API needs of the transceiver (which implements it): no import back. */
@@ -18,7 +18,7 @@ export interface ApiHost {
   readonly load: number;
   health(): Record<string, unknown>;
   create(req: CreateRequest, receivedAt: number): Promise<CreateResult>;
-  lookup(callId: string): Session;
-  status(callId: string): SessionStatus;
+  lookup(callId: string): Call;
+  status(callId: string): CallStatus;
   hangup(callId: string, reason?: EndReason): void;
 }

@@ -52,7 +52,7 @@ export interface RegionHandles {
 export class TransceiverMetrics {
   readonly registry: Registry;
   readonly cluster: string;
-  readonly sessionsActive: GaugeHandle;
+  readonly callsActive: GaugeHandle;
   readonly #created: Metric<CounterHandle>;
   readonly #failed: Metric<CounterHandle>;
   readonly #ended: Metric<CounterHandle>;
@@ -74,7 +74,7 @@ export class TransceiverMetrics {
     this.cluster = String(clusterId);
     const r = registry;
     const cluster = this.cluster;
-    this.sessionsActive = r
+    this.callsActive = r
       .gauge("gr_transceiver_calls_active", "Calls currently held", ["cluster"])
       .with({ cluster });
     this.#created = r.counter("gr_transceiver_calls_created_total", "Calls answered", ["cluster", "region"]);

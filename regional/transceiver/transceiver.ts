@@ -17,12 +17,12 @@ import { ApiError } from "./errors.ts";
 import type { MembershipStore } from "./membership.ts";
 import { TransceiverMetrics } from "./metrics.ts";
 import { RESUME_REQUIRED } from "./resume.ts";
-import type { EndReason, SessionStatus } from "./session-types.ts";
-import { type CreateRequest, type CreateResult, SessionTable } from "./sessions.ts";
+import type { CallStatus, EndReason } from "./session-types.ts";
+import { CallTable, type CreateRequest, type CreateResult } from "./sessions.ts";
 import { SetupLimiter } from "./setup-limit.ts";
 import { BackboneSocket } from "./shell/backbone.ts";
 import { webSocketBackend } from "./shell/bridge.ts";
-import type { Session } from "./shell/session.ts";
+import type { Call } from "./shell/session.ts";
 import { assertGlueCompatible } from "./shell/werift-glue.ts";
 import { RequestVerifier } from "./signing.ts";
 import { installFastSrtp } from "./srtp/install.ts";
@@ -44,7 +44,7 @@ export class Transceiver implements ApiHost {
   readonly metrics: TransceiverMetrics;
   readonly log: Logger;
   readonly clock: CoarseClock = { now: Date.now() };
-  readonly #table: SessionTable;
+  readonly #table: CallTable;
   #socket!: BackboneSocket;
   #mux!: Mux;
   #server!: Server;
@@ -74,7 +74,7 @@ export class Transceiver implements ApiHost {
       throw new Error(`BACKEND_URL ${config.backendUrl} is an in-process backend: the caller must inject it`);
     }
     const backend = o.backend ?? webSocketBackend(config);
-    this.#table = new SessionTable({
+    this.#table = new CallTable({
       config,
       metrics: this.metrics,
       log: this.log,
@@ -97,11 +97,11 @@ export class Transceiver implements ApiHost {
     });
   }
 
-  get sessions(): Map<string, Session> {
+  get sessions(): Map<string, Call> {
     return this.#table.live;
   }
   /** Recently ended sessions (status stays readable for a few minutes). */
-  get ended(): Map<string, { status: SessionStatus; at: number }> {
+  get ended(): Map<string, { status: CallStatus; at: number }> {
     return this.#table.ended;
   }
 
@@ -227,10 +227,10 @@ export class Transceiver implements ApiHost {
     return this.#table.create(req, receivedAt);
   }
   /** Resolves a call id to this transceiver's live session, or throws the precise 4xx. */
-  lookup(callId: string): Session {
+  lookup(callId: string): Call {
     return this.#table.lookup(callId);
   }
-  status(callId: string): SessionStatus {
+  status(callId: string): CallStatus {
     return this.#table.status(callId);
   }
   hangup(callId: string, reason: EndReason = "hangup"): void {

@@ -114,7 +114,7 @@ describe("local aggregator over real HTTP", () => {
     expect(value(res, "setup_ice", { region: "NA" }, "p50")).toBeCloseTo(0.5 + 0.25 * 0.5, 12);
     // Gauges sum by role across both POPs; drops are per-second rates by reason.
     expect(value(res, "flows_active", { role: "pop" }, "value")).toBe(17);
-    expect(value(res, "sessions_active", { cluster: "1" }, "value")).toBe(2);
+    expect(value(res, "calls_active", { cluster: "1" }, "value")).toBe(2);
     const panel = res.panels.find((p) => p.id === "relay_drops")!;
     const dt = (panel.timestamps.at(-1)! - panel.timestamps.at(-2)!) / 1000;
     expect(value(res, "relay_drops", { reason: "bad-mac" }, "value")).toBeCloseTo(40 / dt, 9);

@@ -197,7 +197,7 @@ describe("Prometheus configuration and alert rules", () => {
       "FirstHopRttP95High",
       "HalfOpenFlowSurge",
       "RelayDropsHigh",
-      "SessionSetupFailures",
+      "CallSetupFailures",
       "ClusterNoHealthyTransceivers",
     ])
       expect(names).toContain(needed);

@@ -198,18 +198,18 @@ describe("dashboard page: live merging when points are thinned into time buckets
           timeout: WAIT_MS,
         });
       }
-      const card = page.locator('article[data-panel="sessions_active"]');
+      const card = page.locator('article[data-panel="calls_active"]');
       const newest = Number(await card.getAttribute("data-newest"));
       const full = (await (
         await fetch(
-          `http://127.0.0.1:${http.address.port}/api/panels?range=300&points=60&panels=sessions_active`,
+          `http://127.0.0.1:${http.address.port}/api/panels?range=300&points=60&panels=calls_active`,
         )
       ).json()) as PanelsResponse;
       expect(full.stepMs).toBe(6000);
       const want = full.panels[0]!.timestamps.filter((t) => t <= newest);
       expect(Number(await card.getAttribute("data-points"))).toBe(want.length);
       // And the number shown is the newest value.
-      const value = await page.locator('td[data-panel="sessions_active"][data-ref="value"]').textContent();
+      const value = await page.locator('td[data-panel="calls_active"][data-ref="value"]').textContent();
       expect(value).toBe(String(full.panels[0]!.series[0]!.values[want.length - 1]));
     } finally {
       await browser.close();

@@ -285,7 +285,7 @@ describe("follow-ups route by call id alone", () => {
     expect(fra.sessions.has(callId)).toBe(false);
     expect(fra.requests.at(-1)).toMatchObject({
       method: "DELETE",
-      path: `/v1/sessions/${callId}`,
+      path: `/v1/calls/${callId}`,
       signature: "ok",
     });
     const again = await e.fetch(location, { method: "DELETE", headers: auth() });
@@ -355,7 +355,7 @@ describe("follow-ups route by call id alone", () => {
     const { callId } = await newCall();
     const counts = () =>
       [...clusters.values()].reduce(
-        (n, f) => n + f.requests.filter((r) => r.path.startsWith("/v1/sessions/")).length,
+        (n, f) => n + f.requests.filter((r) => r.path.startsWith("/v1/calls/")).length,
         0,
       );
     const before = counts();

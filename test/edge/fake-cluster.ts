@@ -17,7 +17,7 @@ import {
 import { formatTarget } from "../../shared/signing/target.ts";
 import { keyringOf } from "../support/signed-call.ts";
 
-export type SessionMode = "ok" | "full" | "error" | "hang" | "bad-request";
+export type CallMode = "ok" | "full" | "error" | "hang" | "bad-request";
 
 export interface RecordedRequest {
   method: string;
@@ -36,7 +36,7 @@ export class FakeCluster {
   #nonces = new NonceWindow();
   #key: Promise<SigningKeys>;
   port = 0;
-  mode: SessionMode = "ok";
+  mode: CallMode = "ok";
   retryAfter = "3";
   health: { status: "ok" | "draining"; load: number; capacity: number } | "error" | "hang" = {
     status: "ok",
@@ -62,7 +62,7 @@ export class FakeCluster {
 
   /** POSTs that reached the sessions API (signed). */
   get creates(): RecordedRequest[] {
-    return this.requests.filter((r) => r.method === "POST" && r.path === "/v1/sessions");
+    return this.requests.filter((r) => r.method === "POST" && r.path === "/v1/calls");
   }
 
   async start(port = 0): Promise<void> {
@@ -127,7 +127,7 @@ export class FakeCluster {
       if (this.health === "error") return json(500, { error: "boom" });
       return json(200, { ...this.health, clusterId: this.id, transceivers: 1 });
     }
-    if (path === "/v1/sessions" && req.method === "POST") {
+    if (path === "/v1/calls" && req.method === "POST") {
       if (this.mode === "hang") return;
       if (this.mode === "full")
         return json(
@@ -151,7 +151,7 @@ export class FakeCluster {
       // Like the transceiver: a bare etag in the JSON, the quoted entity-tag in the header.
       return json(201, created, { etag: `"${created.etag}"` });
     }
-    const m = /^\/v1\/sessions\/([^/]+)$/.exec(path);
+    const m = /^\/v1\/calls\/([^/]+)$/.exec(path);
     if (m) {
       if (req.method === "POST") {
         // Resume: the call anew under the same id (the real gateway picks a live transceiver).
