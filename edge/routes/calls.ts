@@ -2,7 +2,7 @@
 // and `session`), steered to the nearest healthy cluster, the answer out (201 + Location + ETag).
 import type { Context, Hono } from "hono";
 import { verifyCallIdWebCrypto } from "../../shared/callid/callid.ts";
-import { type CreateCallRequest, readCreateCallResponse } from "../../shared/signalling/session-request.ts";
+import { type CreateCallRequest, readCreateCallResponse } from "../../shared/signalling/call-request.ts";
 import type { Principal } from "../auth/authenticate.ts";
 import { callerFor } from "../auth/caller.ts";
 import { clusterErrorBody, clusterFetch, parseRetryAfter, readJson } from "../cluster/client.ts";

@@ -7,9 +7,9 @@ import { WebSocket, WebSocketServer } from "ws";
 import type { Caller } from "../../shared/signing/caller.ts";
 import { callerOf, MAX_JSON_BODY, parseCreateBody, parseJson } from "./api-body.ts";
 import type { ApiHost } from "./api-host.ts";
+import type { EndReason } from "./call-types.ts";
 import { ApiError, rejectUpgrade } from "./errors.ts";
-import type { EndReason } from "./session-types.ts";
-import type { Call, CallListener } from "./shell/session.ts";
+import type { Call, CallListener } from "./shell/call.ts";
 import { acceptSideband, sidebandCallId } from "./sideband.ts";
 
 type Obj = Record<string, unknown>;

@@ -21,7 +21,7 @@ import type { ApiHost } from "./api-host.ts";
 import { handleUpgrade } from "./api-ws.ts";
 import { parseSdpFrag } from "./core/sdpfrag.ts";
 import { ApiError } from "./errors.ts";
-import type { Call } from "./shell/session.ts";
+import type { Call } from "./shell/call.ts";
 
 export type ApiEnv = { Bindings: { incoming: IncomingMessage } };
 

@@ -9,7 +9,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocket, type WebSocketServer } from "ws";
 import { ApiError } from "./errors.ts";
-import type { Call, CallListener, EndReason } from "./shell/session.ts";
+import type { Call, CallListener, EndReason } from "./shell/call.ts";
 
 export const MAX_SIDEBAND_PER_CALL = 4;
 /** Unsent bytes towards a sideband socket beyond which it is closed as too slow. */

@@ -1,4 +1,4 @@
-// One transceiver process: the shared backbone socket and mux, the session table (sessions.ts),
+// One transceiver process: the shared backbone socket and mux, the call table (calls.ts),
 // the signalling API, heartbeats, timers, drain and stop. startTransceiver() runs it embedded
 // (tests, benchmarks); main.ts runs it from the environment and injects the backend.
 import type { Server } from "node:http";
@@ -10,6 +10,8 @@ import { createLogger, type Logger } from "../common/log.ts";
 import { apiServer } from "./api.ts";
 import type { ApiHost } from "./api-host.ts";
 import { type BackendConnector, INTERNAL_ECHO } from "./backend-link.ts";
+import type { CallStatus, EndReason } from "./call-types.ts";
+import { CallTable, type CreateRequest, type CreateResult } from "./calls.ts";
 import type { TransceiverConfig } from "./config.ts";
 import { type CoarseClock, Mux } from "./core/mux.ts";
 import type { PathLimits } from "./core/paths.ts";
@@ -17,18 +19,16 @@ import { ApiError } from "./errors.ts";
 import type { MembershipStore } from "./membership.ts";
 import { TransceiverMetrics } from "./metrics.ts";
 import { RESUME_REQUIRED } from "./resume.ts";
-import type { CallStatus, EndReason } from "./session-types.ts";
-import { CallTable, type CreateRequest, type CreateResult } from "./sessions.ts";
 import { SetupLimiter } from "./setup-limit.ts";
 import { BackboneSocket } from "./shell/backbone.ts";
 import { webSocketBackend } from "./shell/bridge.ts";
-import type { Call } from "./shell/session.ts";
+import type { Call } from "./shell/call.ts";
 import { assertGlueCompatible } from "./shell/werift-glue.ts";
 import { RequestVerifier } from "./signing.ts";
 import { installFastSrtp } from "./srtp/install.ts";
 
-export type { CreateRequest, CreateResult } from "./sessions.ts";
-export { redactCallId, regionOf } from "./sessions.ts";
+export type { CreateRequest, CreateResult } from "./calls.ts";
+export { redactCallId, regionOf } from "./calls.ts";
 
 export interface TransceiverOptions {
   log?: Logger;

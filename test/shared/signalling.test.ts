@@ -1,10 +1,10 @@
-// The signalling contract (shared/signalling/session-request.ts): the create request the edge
+// The signalling contract (shared/signalling/call-request.ts): the create request the edge
 // sends and the transceiver validates, table-driven rejections naming the field, and a property
 // test that the reader never throws whatever JSON it is given.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MAX_SDP_BYTES } from "../../shared/sdp/offer.ts";
-import { readCreateCallRequest, readCreateCallResponse } from "../../shared/signalling/session-request.ts";
+import { readCreateCallRequest, readCreateCallResponse } from "../../shared/signalling/call-request.ts";
 
 describe("readCreateCallRequest", () => {
   it("keeps what the edge sends", () => {

@@ -3,7 +3,7 @@
 // through here; nothing here parses them.
 import type { RTCDataChannel } from "werift";
 import { ClientNotice } from "../backend-protocol.ts";
-import type { EndReason } from "../session-types.ts";
+import type { EndReason } from "../call-types.ts";
 
 /** Event sinks (WebSocket signalling) get backend events and the end. */
 export interface CallListener {

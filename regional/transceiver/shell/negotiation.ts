@@ -12,9 +12,9 @@ import type { Mux } from "../core/mux.ts";
 import { UfragSet } from "../core/ufrags.ts";
 import { ApiError } from "../errors.ts";
 import type { CallAudio } from "./audio.ts";
+import type { CallPaths } from "./call-paths.ts";
 import { guardRecordSequence } from "./dtls-sequence.ts";
 import { applyOffer } from "./peer.ts";
-import type { CallPaths } from "./session-paths.ts";
 import { attachSharedSocket, type IceAttachment, iceTransportCount } from "./werift-glue.ts";
 
 const enc = new TextEncoder();

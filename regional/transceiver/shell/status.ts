@@ -1,6 +1,6 @@
 // GET /v1/calls/{callId}: a session's status from its parts (docs/transceiver.md).
 import type { BackendLink } from "../backend-link.ts";
-import type { CallState, CallStatus, EndReason } from "../session-types.ts";
+import type { CallState, CallStatus, EndReason } from "../call-types.ts";
 
 export interface StatusParts {
   session: {

@@ -1,7 +1,8 @@
 // Setup timings of one session: marks on performance.now(), each observed once into the region's
 // setup histogram, and reported in the status relative to the answer.
+
+import type { CallStatus } from "../call-types.ts";
 import type { RegionHandles } from "../metrics.ts";
-import type { CallStatus } from "../session-types.ts";
 
 export class SetupTimings {
   readonly #rh: RegionHandles;

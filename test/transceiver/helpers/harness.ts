@@ -8,7 +8,7 @@ import { configWithDefaults, type TransceiverConfig } from "../../../regional/tr
 import type { MembershipStore } from "../../../regional/transceiver/membership.ts";
 import { startTransceiver, type Transceiver } from "../../../regional/transceiver/transceiver.ts";
 
-export type { CallStatus } from "../../../regional/transceiver/shell/session.ts";
+export type { CallStatus } from "../../../regional/transceiver/shell/call.ts";
 
 import type { Keyring } from "../../../shared/keys.ts";
 import { type SignedCaller, signedCaller } from "../../support/signed-call.ts";

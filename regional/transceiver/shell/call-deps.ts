@@ -10,7 +10,7 @@ import type { TransceiverConfig } from "../config.ts";
 import type { Mux } from "../core/mux.ts";
 import type { PathLimits } from "../core/paths.ts";
 import type { TransceiverMetrics } from "../metrics.ts";
-import type { Call } from "./session.ts";
+import type { Call } from "./call.ts";
 
 export interface CallDeps {
   config: TransceiverConfig;

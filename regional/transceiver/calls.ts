@@ -5,21 +5,21 @@ import { randomBytes } from "node:crypto";
 import { mintCallId, verifyCallId } from "../../shared/callid/callid.ts";
 import type { MacSync } from "../../shared/hint/codec.ts";
 import { inspectOffer } from "../../shared/sdp/offer.ts";
-import type { CreateCallRequest, CreateCallResponse } from "../../shared/signalling/session-request.ts";
+import type { CreateCallRequest, CreateCallResponse } from "../../shared/signalling/call-request.ts";
 import type { Caller } from "../../shared/signing/caller.ts";
 import { type HostPort, parseHostPort } from "../../shared/topology/address.ts";
 import { hmacSha1 } from "../common/hmac.ts";
 import type { Logger } from "../common/log.ts";
 import type { BackendConnector } from "./backend-link.ts";
+import type { CallStatus, EndReason } from "./call-types.ts";
 import type { TransceiverConfig } from "./config.ts";
 import type { Mux } from "./core/mux.ts";
 import type { PathLimits } from "./core/paths.ts";
 import { ApiError } from "./errors.ts";
 import type { TransceiverMetrics } from "./metrics.ts";
 import { adoptCallId } from "./resume.ts";
-import type { CallStatus, EndReason } from "./session-types.ts";
 import type { SetupLimiter } from "./setup-limit.ts";
-import { Call } from "./shell/session.ts";
+import { Call } from "./shell/call.ts";
 
 export interface CreateRequest extends CreateCallRequest {
   /** From the signed x-gr-caller header: counted against the setup limits. */

@@ -1,34 +1,34 @@
 // One call: a werift peer connection on the shared socket, its client paths, timers and the
 // backend link. Created from a checked offer; ended exactly once (idempotent `end`), which
 // closes the peer connection, tells the relays (flowClose) and the backend (session.ended).
-// The parts each have one job: peer.ts (the peer connection), session-paths.ts (paths and
-// consent), audio.ts (framing), session-backend.ts (the link), stats.ts, timings.ts, and the
+// The parts each have one job: peer.ts (the peer connection), call-paths.ts (paths and
+// consent), audio.ts (framing), call-backend.ts (the link), stats.ts, timings.ts, and the
 // pure core/lifetime.ts, core/ufrags.ts and core/answer.ts.
 import { randomBytes } from "node:crypto";
 import type { RTCPeerConnection, RTCRtpTransceiver, RtpPacket } from "werift";
 import type { BackendLink } from "../backend-link.ts";
 import { type AudioFrameHeader, BridgeEvent } from "../backend-protocol.ts";
+import { type CallState, type CallStatus, type EndReason, FLOW_CLOSE } from "../call-types.ts";
 import { lifetimeEnd } from "../core/lifetime.ts";
 import type { PathKey } from "../core/mux.ts";
 import { DEFAULT_PATH_LIMITS, PathBook } from "../core/paths.ts";
 import { ApiError } from "../errors.ts";
 import type { RegionHandles } from "../metrics.ts";
-import { type CallState, type CallStatus, type EndReason, FLOW_CLOSE } from "../session-types.ts";
 import { CallAudio } from "./audio.ts";
+import { openBackend, startedEvent } from "./call-backend.ts";
+import type { CallDeps, CallInit } from "./call-deps.ts";
+import { CallPaths } from "./call-paths.ts";
 import { type CallListener, ClientEvents } from "./client-events.ts";
 import { closePeer } from "./dtls-close.ts";
 import { Negotiation } from "./negotiation.ts";
 import { serverPeerConnection, watchPeer } from "./peer.ts";
-import { openBackend, startedEvent } from "./session-backend.ts";
-import type { CallDeps, CallInit } from "./session-deps.ts";
-import { CallPaths } from "./session-paths.ts";
 import { CallStats } from "./stats.ts";
 import { callStatus } from "./status.ts";
 import { SetupTimings } from "./timings.ts";
 
-export type { CallState, CallStatus, EndReason } from "../session-types.ts";
+export type { CallState, CallStatus, EndReason } from "../call-types.ts";
+export type { CallDeps, CallInit } from "./call-deps.ts";
 export type { CallListener } from "./client-events.ts";
-export type { CallDeps, CallInit } from "./session-deps.ts";
 
 const newTxid = (): Uint8Array => randomBytes(12);
 const noop = (): void => {};
