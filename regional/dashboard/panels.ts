@@ -193,7 +193,7 @@ export const PANELS: readonly PanelDef[] = [
     "gr_transceiver_calls_ended_total",
     ["reason"],
     ["cluster"],
-    "Calls ending per second: hangup, timeout, ice-failed, backend-closed, ...",
+    "Calls ending per second: hangup, setup_timeout, ice_failed, backend_closed, ...",
     "traffic",
   ),
   {
@@ -274,7 +274,7 @@ export const PANELS: readonly PanelDef[] = [
     "gr_transceiver_calls_failed_total",
     ["reason"],
     ["cluster"],
-    "Calls that never reached media, per second, by reason (ice-timeout, dtls-failed, full, ...).",
+    "Call creations refused or failed, per second, by reason (at_capacity, draining, setup_limit, ...).",
   ),
   rate(
     "relay_drops",

@@ -87,7 +87,7 @@ export class Transceiver implements ApiHost {
       admit: (load) => {
         if (this.draining) throw new ApiError("draining", "this transceiver is draining", 5);
         if (load >= config.capacity) {
-          throw new ApiError("at_capacity", `this transceiver holds ${config.capacity} sessions`, 2);
+          throw new ApiError("at_capacity", `this transceiver holds ${config.capacity} calls`, 2);
         }
       },
       stopped: () => this.#stopped,
@@ -97,7 +97,7 @@ export class Transceiver implements ApiHost {
     });
   }
 
-  get sessions(): Map<string, Call> {
+  get calls(): Map<string, Call> {
     return this.#table.live;
   }
   /** Recently ended sessions (status stays readable for a few minutes). */
@@ -255,10 +255,10 @@ export class Transceiver implements ApiHost {
   async drain(deadlineMs = this.config.drainDeadlineMs): Promise<void> {
     if (this.#stopped) return;
     this.draining = true;
-    this.log.info("draining", { sessions: this.sessions.size, deadlineMs });
+    this.log.info("draining", { calls: this.calls.size, deadlineMs });
     await this.#beat().catch(() => {});
-    for (const s of this.sessions.values()) s.notifyClient(RESUME_REQUIRED);
-    if (this.sessions.size > 0) {
+    for (const s of this.calls.values()) s.notifyClient(RESUME_REQUIRED);
+    if (this.calls.size > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, deadlineMs);
         this.#drainWaiters.push(() => {

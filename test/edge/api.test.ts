@@ -278,11 +278,11 @@ describe("follow-ups route by call id alone", () => {
   it("DELETE reaches the owning cluster, then 404 from it", async () => {
     const { location, callId } = await newCall();
     const fra = clusters.get("fra")!;
-    expect(fra.sessions.has(callId)).toBe(true);
+    expect(fra.calls.has(callId)).toBe(true);
     const res = await e.fetch(location, { method: "DELETE", headers: auth(), city: "sydney" });
     expect(res.status).toBe(204);
     expect(res.headers.get("x-relay-cluster")).toBe("fra");
-    expect(fra.sessions.has(callId)).toBe(false);
+    expect(fra.calls.has(callId)).toBe(false);
     expect(fra.requests.at(-1)).toMatchObject({
       method: "DELETE",
       path: `/v1/calls/${callId}`,
@@ -299,7 +299,7 @@ describe("follow-ups route by call id alone", () => {
     expect(await status.json()).toMatchObject({ state: "connected", cluster: "fra" });
     const res = await e.fetch(`${location}/hangup`, { method: "POST", headers: auth() });
     expect(res.status).toBe(204);
-    expect(clusters.get("fra")!.sessions.has(callId)).toBe(false);
+    expect(clusters.get("fra")!.calls.has(callId)).toBe(false);
   });
 
   it("routes to the cluster named in the id, wherever the caller is", async () => {

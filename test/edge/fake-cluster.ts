@@ -1,6 +1,6 @@
 // A cluster stand-in for edge tests: a real node:http server on loopback that VERIFIES every
 // request's signature with shared/signing (401 otherwise) and speaks the cluster signalling API
-// (sessions, WHIP PATCH rules, healthz, /v1/ws). Its behaviour is switchable per test.
+// (calls, WHIP PATCH rules, healthz, /v1/ws). Its behaviour is switchable per test.
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -45,7 +45,7 @@ export class FakeCluster {
   };
   readonly requests: RecordedRequest[] = [];
   readonly wsMessages: Record<string, unknown>[] = [];
-  readonly sessions = new Map<string, { etag: string }>();
+  readonly calls = new Map<string, { etag: string }>();
   #sockets = new Set<import("node:net").Socket>();
 
   /** `secret`: raw bytes (key id 0, the single-secret form) or a GR_CLUSTER_SECRET keyring. */
@@ -60,7 +60,7 @@ export class FakeCluster {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  /** POSTs that reached the sessions API (signed). */
+  /** POSTs that reached the calls API (signed). */
   get creates(): RecordedRequest[] {
     return this.requests.filter((r) => r.method === "POST" && r.path === "/v1/calls");
   }
@@ -156,11 +156,11 @@ export class FakeCluster {
       if (req.method === "POST") {
         // Resume: the call anew under the same id (the real gateway picks a live transceiver).
         const created = this.#create((JSON.parse(body.toString()) as { sdp: string }).sdp);
-        this.sessions.delete(created.callId);
-        this.sessions.set(m[1]!, { etag: created.etag });
+        this.calls.delete(created.callId);
+        this.calls.set(m[1]!, { etag: created.etag });
         return json(200, { ...created, callId: m[1] }, { etag: `"${created.etag}"` });
       }
-      const s = this.sessions.get(m[1]!);
+      const s = this.calls.get(m[1]!);
       if (!s)
         return json(404, {
           error: { type: "not_found_error", code: "unknown_session", message: "no such session" },
@@ -168,7 +168,7 @@ export class FakeCluster {
       if (req.method === "GET")
         return json(200, { state: "connected", cluster: this.name, clientAddress: "203.0.113.7:5000" });
       if (req.method === "DELETE") {
-        this.sessions.delete(m[1]!);
+        this.calls.delete(m[1]!);
         res.writeHead(204).end();
         return;
       }
@@ -212,7 +212,7 @@ export class FakeCluster {
   } {
     const callId = mintCallId(this.id, 7, randomBytes(15), nodeMac(this.#ring));
     const etag = randomBytes(6).toString("hex");
-    this.sessions.set(callId, { etag });
+    this.calls.set(callId, { etag });
     if (verifyCallId(callId, nodeMac(this.#ring)).ok !== true) throw new Error("self-check");
     return {
       callId,

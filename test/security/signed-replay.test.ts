@@ -116,7 +116,7 @@ describe("a captured signed request works only once, only where it was sent", ()
     expect(res.status).toBe(201);
     const captured = seen.find((c) => c.method === "POST" && c.url === "/v1/calls")!;
     expect(captured.headers["x-gr-target"]).toBe("gateway:1");
-    const created = t11.t.sessions.size + t12.t.sessions.size;
+    const created = t11.t.calls.size + t12.t.calls.size;
     expect(created).toBe(1);
 
     const again = await send(g1.url, captured);
@@ -158,7 +158,7 @@ describe("a captured signed request works only once, only where it was sent", ()
     }
 
     // Not one replay made a session.
-    expect(t11.t.sessions.size + t12.t.sessions.size + t21.t.sessions.size).toBe(created);
+    expect(t11.t.calls.size + t12.t.calls.size + t21.t.calls.size).toBe(created);
     expect(g2.health()).toMatchObject({ load: 0 });
   });
 

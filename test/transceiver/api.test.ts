@@ -186,7 +186,7 @@ describe("bad input gets a precise 4xx and leaves other sessions alone", () => {
     await c.close();
     const { callId } = (await r.json()) as { callId: string };
     // werift was never given the .local candidate (it would open a multicast socket and wait).
-    const remote = h.t.sessions.get(callId)!.pc.remoteDescription!.sdp;
+    const remote = h.t.calls.get(callId)!.pc.remoteDescription!.sdp;
     expect(withMdns).toContain(".local");
     expect(remote).not.toContain(".local");
     expect(remote).not.toContain("a=end-of-candidates");

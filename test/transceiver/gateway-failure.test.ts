@@ -135,7 +135,7 @@ describe("gateway and a transceiver that died", () => {
     const body = (await r.json()) as { callId: string; transceiverId: number; sdp: string };
     expect(r.status, JSON.stringify(body)).toBe(200);
     expect(body).toMatchObject({ callId: dead, transceiverId: 1 });
-    expect(t1.sessions.has(dead)).toBe(true);
+    expect(t1.calls.has(dead)).toBe(true);
     expect(g.moved.get(dead)).toBe(1);
     // Follow-ups go where it lives now.
     expect(((await (await call("GET", `/v1/calls/${dead}`)).json()) as { callId: string }).callId).toBe(dead);
@@ -157,7 +157,7 @@ describe("gateway and a transceiver that died", () => {
     } finally {
       await replica.stop();
     }
-    expect(t1.sessions.has(dead)).toBe(false);
+    expect(t1.calls.has(dead)).toBe(false);
   });
 
   it("a transceiver resumes only authentic call ids of its own cluster", async () => {

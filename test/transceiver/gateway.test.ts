@@ -152,7 +152,7 @@ describe("gateway with static members (/healthz polls)", () => {
     expect(health).toEqual({ status: "ok", clusterId: 1, load: 6, capacity: 6, transceivers: 2 });
     const del = await call(g.url, "DELETE", `/v1/calls/${ids[0]}`);
     expect(del.status).toBe(204);
-    expect(t1.sessions.has(ids[0]!) || t2.sessions.has(ids[0]!)).toBe(false);
+    expect(t1.calls.has(ids[0]!) || t2.calls.has(ids[0]!)).toBe(false);
   });
 
   it("checks signatures itself and rejects malformed or foreign call ids", async () => {
@@ -167,8 +167,8 @@ describe("gateway with static members (/healthz polls)", () => {
   });
 
   it("passes the WebSocket signalling through to a transceiver", async () => {
-    for (const id of [...t1.sessions.keys()]) t1.hangup(id);
-    for (const id of [...t2.sessions.keys()]) t2.hangup(id);
+    for (const id of [...t1.calls.keys()]) t1.hangup(id);
+    for (const id of [...t2.calls.keys()]) t2.hangup(id);
     await g.poll();
     const path = "/v1/ws";
     const headers = await signRequest(

@@ -384,7 +384,7 @@ describe("clean-up and media metrics", () => {
       for (const { client } of calls) await client.close();
       await until(() => h3.t.mux.pathCount === 0, "paths released");
       expect(h3.t.mux.ufragCount).toBe(0);
-      expect(h3.t.sessions.size).toBe(0);
+      expect(h3.t.calls.size).toBe(0);
       // werift's own timers of closed peer connections are gone too (a few seconds for its last ones).
       await until(
         () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length <= before + 2,

@@ -222,4 +222,4 @@ export const drops = (t: Transceiver, reason: string): number =>
 
 /** The session's path count (0 on a transceiver whose sessions do not expose it). */
 export const sessionPaths = (t: Transceiver, callId: string): number =>
-  (t.sessions.get(callId) as { paths?: { pathCount: number } } | undefined)?.paths?.pathCount ?? 0;
+  (t.calls.get(callId) as { paths?: { pathCount: number } } | undefined)?.paths?.pathCount ?? 0;
