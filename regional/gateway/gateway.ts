@@ -1,4 +1,4 @@
-// The cluster's signalling entry (the `signallingUrl` the edge calls): spreads new sessions over
+// The cluster's signalling entry (the `signallingUrl` the edge calls): spreads new calls over
 // the cluster's transceivers, routes follow-ups by the call id, pipes /v1/ws upgrades, and answers
 // for calls of a transceiver that failed. It verifies the edge's signature (signed for
 // "gateway:<cluster>", 401 otherwise) and signs each forwarded request again for the one
