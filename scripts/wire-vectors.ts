@@ -228,7 +228,7 @@ export async function wireVectors(): Promise<WireVectors> {
   const sig = {
     keyId: 1,
     method: "POST",
-    path: "/v1/sessions",
+    path: "/v1/calls",
     target: "gateway:2",
     caller: "key=0123456789ab; net=203.0.113.0/24",
     body: '{"sdp":"v=0\\r\\n"}',

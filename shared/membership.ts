@@ -14,7 +14,7 @@ export interface TransceiverHeartbeat {
   /** UDP address of the transceiver's one shared socket (backbone frames), "ip:port". */
   backbone: string;
   /** Internal signalling API base URL of this transceiver process. */
-  signallingUrl: string;
+  apiUrl: string;
   /** Active sessions. */
   load: number;
   capacity: number;
@@ -45,7 +45,7 @@ export function parseHeartbeat(text: string): TransceiverHeartbeat | null {
   if (!int16(o.clusterId) || !int16(o.transceiverId)) return null;
   // Relays send client datagrams to this address: it must be a literal IP and a real port.
   if (typeof o.backbone !== "string" || typeof parseHostPort(o.backbone) === "string") return null;
-  if (typeof o.signallingUrl !== "string" || !/^https?:\/\//.test(o.signallingUrl)) return null;
+  if (typeof o.apiUrl !== "string" || !/^https?:\/\//.test(o.apiUrl)) return null;
   if (!nonNeg(o.load) || !nonNeg(o.capacity) || typeof o.draining !== "boolean" || !nonNeg(o.sentAt))
     return null;
   return o as unknown as TransceiverHeartbeat;

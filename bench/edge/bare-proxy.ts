@@ -20,11 +20,11 @@ export default {
     ).join("");
     const sig = await signRequest(
       await key,
-      { method: "POST", pathAndQuery: "/v1/sessions", body, target: "gateway:1" },
+      { method: "POST", pathAndQuery: "/v1/calls", body, target: "gateway:1" },
       Date.now(),
       nonce,
     );
-    const res = await fetch(`${env.CLUSTER_URL}/v1/sessions`, {
+    const res = await fetch(`${env.CLUSTER_URL}/v1/calls`, {
       method: "POST",
       headers: { "content-type": "application/json", ...sig },
       body,

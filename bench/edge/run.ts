@@ -1,6 +1,6 @@
 // Time the edge adds to signalling (npm run bench:edge): offer → answer through the edge worker
 // (real workerd via Miniflare, steering, auth, signing, health, metrics) versus straight to the
-// same cluster stand-in (a signed POST /v1/sessions from the client, as the edge would send it).
+// same cluster stand-in (a signed POST /v1/calls from the client, as the edge would send it).
 // Both paths run in the same process, interleaved, on the same keep-alive HTTP client, so load
 // from other work on the machine hits both alike; the figure that matters is the difference.
 //
@@ -102,11 +102,11 @@ async function direct(): Promise<number> {
   const t0 = performance.now();
   const sig = await signRequest(
     key,
-    { method: "POST", pathAndQuery: "/v1/sessions", body: body, target: "gateway:1" },
+    { method: "POST", pathAndQuery: "/v1/calls", body: body, target: "gateway:1" },
     Date.now(),
     randomBytes(16).toString("base64url"),
   );
-  const res = await fetch(`${cluster.url}/v1/sessions`, {
+  const res = await fetch(`${cluster.url}/v1/calls`, {
     method: "POST",
     headers: { "content-type": "application/json", ...sig },
     body,

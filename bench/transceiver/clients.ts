@@ -216,14 +216,14 @@ async function start(m: Msg): Promise<void> {
         key,
         {
           method: "POST",
-          pathAndQuery: "/v1/sessions",
+          pathAndQuery: "/v1/calls",
           body: new TextEncoder().encode(body),
           target: "transceiver:1/1",
         },
         Date.now(),
         randomBytes(16).toString("base64url"),
       );
-      const r = await fetch(`${server.http}/v1/sessions`, {
+      const r = await fetch(`${server.http}/v1/calls`, {
         method: "POST",
         body,
         headers: { ...headers, "content-type": "application/json" },

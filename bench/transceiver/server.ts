@@ -101,10 +101,10 @@ process.on("message", (m: Msg) => {
           eldP99Ms: eld.percentile(99) / 1e6,
           eldMaxMs: eld.max / 1e6,
           eldMeanMs: eld.mean / 1e6,
-          sessions: t ? t.sessions.size : baseline.length,
+          sessions: t ? t.calls.size : baseline.length,
           drops: t ? Object.fromEntries(Object.entries(t.metrics.drops).map(([k, v]) => [k, v.value])) : {},
           backendDropped: t ? t.metrics.backendDroppedToBackend.value : 0,
-          states: t ? countBy([...t.sessions.values()].map((x) => x.state)) : {},
+          states: t ? countBy([...t.calls.values()].map((x) => x.state)) : {},
           ended: t ? countBy([...t.ended.values()].map((x) => x.status.endReason ?? "?")) : {},
         });
         if (m.resetEld) eld.reset();

@@ -2,10 +2,7 @@
 // and `session`), steered to the nearest healthy cluster, the answer out (201 + Location + ETag).
 import type { Context, Hono } from "hono";
 import { verifyCallIdWebCrypto } from "../../shared/callid/callid.ts";
-import {
-  type CreateSessionRequest,
-  readCreateSessionResponse,
-} from "../../shared/signalling/session-request.ts";
+import { type CreateCallRequest, readCreateCallResponse } from "../../shared/signalling/call-request.ts";
 import type { Principal } from "../auth/authenticate.ts";
 import { callerFor } from "../auth/caller.ts";
 import { clusterErrorBody, clusterFetch, parseRetryAfter, readJson } from "../cluster/client.ts";
@@ -96,7 +93,7 @@ export function registerCalls(app: Hono<AppEnv>): void {
     const session = resolveSession(principal, offer.session);
     const s = await steerScope(c);
     const { client } = s;
-    const request: CreateSessionRequest = {
+    const request: CreateCallRequest = {
       sdp: offer.sdp,
       ...(session !== undefined ? { session } : {}),
       client: {
@@ -116,7 +113,7 @@ export function registerCalls(app: Hono<AppEnv>): void {
       async (cluster, signal): Promise<AttemptOutcome<CreateOutcome>> => {
         const res = await clusterFetch(cluster, s.key, {
           method: "POST",
-          path: "/v1/sessions",
+          path: "/v1/calls",
           body: payload,
           headers: { "content-type": "application/json", accept: "application/json" },
           signal,
@@ -138,7 +135,7 @@ export function registerCalls(app: Hono<AppEnv>): void {
         }
         const body = await readJson(res);
         if (res.status === 201) {
-          const b = readCreateSessionResponse(body);
+          const b = readCreateCallResponse(body);
           if (b === undefined || !CALL_ID.test(b.callId)) {
             return { kind: "retry", reason: "error", status: 201 };
           }

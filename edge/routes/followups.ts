@@ -55,7 +55,7 @@ async function forward(c: Context<AppEnv>, f: Forward): Promise<Response> {
   try {
     res = await clusterFetch(cluster, s.key, {
       method: f.method,
-      path: `/v1/sessions/${callId}`,
+      path: `/v1/calls/${callId}`,
       body: extra?.body,
       headers: { accept: "application/json, application/trickle-ice-sdpfrag", ...extra?.headers },
       signal: AbortSignal.timeout(t.clusterTimeoutMs),

@@ -48,7 +48,7 @@ export function registerResume(app: Hono<AppEnv>): void {
     try {
       res = await clusterFetch(cluster, s.key, {
         method: "POST",
-        path: `/v1/sessions/${callId}`,
+        path: `/v1/calls/${callId}`,
         body: payload,
         headers: { "content-type": "application/json", accept: "application/json" },
         signal: AbortSignal.timeout(tuning(c.env).clusterTimeoutMs),

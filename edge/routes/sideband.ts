@@ -1,7 +1,7 @@
 // GET /v1/realtime?call_id=rtc_… (Upgrade: websocket): sideband control of a call, as the Realtime
 // API offers it to the developer's server. The call id names the owning cluster (its MAC checked
 // like any follow-up); the edge opens a signed upgrade of that cluster's
-// /v1/sessions/{id}/events, which the gateway routes to the transceiver the id names. The socket
+// /v1/calls/{id}/events, which the gateway routes to the transceiver the id names. The socket
 // carries the call's server events (the same stream as the browser's `oai-events` channel) and
 // takes client events (`session.update`, `response.create`, …) as JSON text. API keys only: a
 // client secret belongs in the browser, not on the server side of a call. The transceiver bounds
@@ -111,7 +111,7 @@ export function registerSideband(app: Hono<AppEnv>): void {
     try {
       res = await clusterFetch(cluster, s.key, {
         method: "GET",
-        path: `/v1/sessions/${callId}/events`,
+        path: `/v1/calls/${callId}/events`,
         headers: { upgrade: "websocket" },
         signal: AbortSignal.timeout(tuning(c.env).clusterTimeoutMs),
         nowMs: Date.now(),

@@ -9,7 +9,7 @@ const DS = { type: "prometheus", uid: "${datasource}" };
 
 const SECTIONS: Record<Section, string> = {
   latency: "Latency per hop (p50 solid, p95 dashed, p99 dotted)",
-  traffic: "Sessions and flows",
+  traffic: "Calls and flows",
   errors: "Drops, failures and errors",
 };
 
@@ -17,9 +17,9 @@ const UNITS: Record<Unit, string> = { seconds: "s", ratio: "percentunit", per_se
 
 /** Where each filter variable takes its values from (a metric that always carries the label). */
 const VARIABLE_SOURCES: Record<FilterLabel, string> = {
-  region: "gr_setup_seconds_count",
+  region: "gr_transceiver_setup_seconds_count",
   pop: "gr_relay_first_hop_rtt_seconds_count",
-  cluster: "gr_sessions_active",
+  cluster: "gr_transceiver_calls_active",
 };
 
 function variable(label: FilterLabel) {

@@ -110,16 +110,16 @@ export class SyntheticSystem {
       tg.with({ state: "usable" }).set(c === "1" ? 2 : 1);
       const trx = new Registry();
       this.registries.set(`transceiver-${c}`, { reg: trx, labels: { cluster: c } });
-      const created = trx.counter("gr_sessions_created_total", "created", ["cluster", "region"]);
-      const ended = trx.counter("gr_sessions_ended_total", "ended", ["cluster", "reason"]);
-      const failed = trx.counter("gr_sessions_failed_total", "failed", ["cluster", "reason"]);
-      const setup = trx.histogram("gr_setup_seconds", "setup", ["cluster", "region", "stage"]);
+      const created = trx.counter("gr_transceiver_calls_created_total", "created", ["cluster", "region"]);
+      const ended = trx.counter("gr_transceiver_calls_ended_total", "ended", ["cluster", "reason"]);
+      const failed = trx.counter("gr_transceiver_calls_failed_total", "failed", ["cluster", "reason"]);
+      const setup = trx.histogram("gr_transceiver_setup_seconds", "setup", ["cluster", "region", "stage"]);
       const fams = {
-        ice: trx.histogram("gr_ice_rtt_seconds", "ice", ["cluster", "region"]),
-        rtcp: trx.histogram("gr_rtcp_rtt_seconds", "rtcp", ["cluster", "region"]),
-        jitter: trx.histogram("gr_jitter_seconds", "jitter", ["cluster", "region"]),
+        ice: trx.histogram("gr_transceiver_ice_rtt_seconds", "ice", ["cluster", "region"]),
+        rtcp: trx.histogram("gr_transceiver_rtcp_rtt_seconds", "rtcp", ["cluster", "region"]),
+        jitter: trx.histogram("gr_transceiver_jitter_seconds", "jitter", ["cluster", "region"]),
         loss: trx.histogram(
-          "gr_packet_loss_ratio",
+          "gr_transceiver_packet_loss_ratio",
           "loss",
           ["cluster", "region"],
           [0, 0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1],
@@ -127,7 +127,7 @@ export class SyntheticSystem {
       };
       const drops = trx.counter("gr_transceiver_drops_total", "drops", ["cluster", "reason"]);
       this.#clusters.set(c, {
-        active: trx.gauge("gr_sessions_active", "active", ["cluster"]).with({ cluster: c }),
+        active: trx.gauge("gr_transceiver_calls_active", "active", ["cluster"]).with({ cluster: c }),
         relayActive: relay.gauge("gr_relay_flows_active", "flows", ["role"]).with({ role: "cluster" }),
         relayHalfOpen: relay
           .gauge("gr_relay_flows_half_open", "half-open", ["role"])

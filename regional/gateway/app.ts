@@ -1,6 +1,6 @@
-// The gateway's HTTP routes on Hono. Every /v1/sessions request is verified (401 before anything
-// else), then: POST /v1/sessions goes to the least loaded usable member (the next one on a 503 or
-// a connection failure); /v1/sessions/{callId} goes where the call lives (the transceiver its id
+// The gateway's HTTP routes on Hono. Every /v1/calls request is verified (401 before anything
+// else), then: POST /v1/calls goes to the least loaded usable member (the next one on a 503 or
+// a connection failure); /v1/calls/{callId} goes where the call lives (the transceiver its id
 // names, or the one it was resumed on: moved.ts), and POST there resumes it (resume.ts). A call
 // whose transceiver failed is answered here (routing.ts). Errors travel as ApiError to `onError`.
 import type { IncomingMessage } from "node:http";
@@ -62,12 +62,12 @@ export function gatewayApp(g: Gateway): Hono<GatewayEnv> {
     return { target, body };
   };
 
-  app.all("/v1/sessions", limit, async (c) => {
-    const route = "sessions";
+  app.all("/v1/calls", limit, async (c) => {
+    const route = "calls";
     try {
       const { target, body } = await verified(c);
       if (c.req.method !== "POST")
-        throw new ApiError("method_not_allowed", `${c.req.method} is not allowed on /v1/sessions`);
+        throw new ApiError("method_not_allowed", `${c.req.method} is not allowed on /v1/calls`);
       const up = await g.create(target, c.req.raw.headers, body);
       g.count(route, up.status);
       return reply(up);
@@ -77,8 +77,8 @@ export function gatewayApp(g: Gateway): Hono<GatewayEnv> {
     }
   });
 
-  app.all("/v1/sessions/:id", limit, async (c) => {
-    const route = "session";
+  app.all("/v1/calls/:id", limit, async (c) => {
+    const route = "call";
     try {
       const { target, body } = await verified(c);
       const callId = c.req.param("id");

@@ -1,4 +1,4 @@
-// The cluster's signalling entry (the `signallingUrl` the edge calls): spreads new sessions over
+// The cluster's signalling entry (the `signallingUrl` the edge calls): spreads new calls over
 // the cluster's transceivers, routes follow-ups by the call id, pipes /v1/ws upgrades, and answers
 // for calls of a transceiver that failed. It verifies the edge's signature (signed for
 // "gateway:<cluster>", 401 otherwise) and signs each forwarded request again for the one
@@ -56,7 +56,7 @@ export class Gateway {
       ["route", "status"],
     );
     this.#retries = this.registry
-      .counter("gr_gateway_retries_total", "Session creations retried on another transceiver")
+      .counter("gr_gateway_retries_total", "Call creations retried on another transceiver")
       .with({});
     this.#failures = this.registry
       .counter("gr_gateway_transceiver_failures_total", "Transceivers seen going down while up")
@@ -150,7 +150,7 @@ export class Gateway {
     c.inc();
   }
 
-  /** POST /v1/sessions: least loaded first, the next one on a 503 or a connection failure. */
+  /** POST /v1/calls: least loaded first, the next one on a 503 or a connection failure. */
   async create(target: string, headers: Headers, body: Uint8Array): Promise<Upstream> {
     const tried = this.candidates();
     if (tried.length === 0) {
@@ -158,7 +158,7 @@ export class Gateway {
       const draining = all.length > 0 && all.every((m) => m.draining);
       throw draining
         ? new ApiError("draining", "every transceiver of this cluster is draining", 5)
-        : new ApiError("no_transceiver", "no transceiver of this cluster can take a session", 2);
+        : new ApiError("no_transceiver", "no transceiver of this cluster can take a call", 2);
     }
     let last: Upstream | undefined;
     for (const [i, m] of tried.entries()) {
@@ -182,7 +182,7 @@ export class Gateway {
     throw new ApiError("no_transceiver", "no transceiver of this cluster answered", 2);
   }
 
-  /** POST /v1/sessions/{callId}: resume the call (resume.ts). */
+  /** POST /v1/calls/{callId}: resume the call (resume.ts). */
   resume(
     callId: string,
     owner: number,
@@ -228,7 +228,7 @@ export class Gateway {
         if (!m)
           return rejectUpgrade(
             socket,
-            new ApiError("no_transceiver", "no transceiver of this cluster can take a session", 2),
+            new ApiError("no_transceiver", "no transceiver of this cluster can take a call", 2),
           );
         const signed = await this.#signer.sign(
           { method, pathAndQuery: url, body: new Uint8Array(0), target: "", caller },

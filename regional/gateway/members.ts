@@ -98,10 +98,10 @@ export class Members {
     for (const b of beats) {
       seen.add(b.transceiverId);
       let m = this.byId.get(b.transceiverId);
-      if (!m || m.url.href !== new URL(b.signallingUrl).href) {
+      if (!m || m.url.href !== new URL(b.apiUrl).href) {
         // A new address for the same id is a new process: the old one's calls are gone.
         if (m?.healthy) this.markDown(m, "replaced");
-        m = fresh(b.transceiverId, b.signallingUrl, true);
+        m = fresh(b.transceiverId, b.apiUrl, true);
         this.byId.set(b.transceiverId, m);
       }
       m.load = b.load;

@@ -79,7 +79,7 @@ export async function findMovedCall(
 
 /** Ends the old session of a call that moved away from a live (draining) transceiver. */
 async function endMovedAway(g: Gateway, m: Member, callId: string): Promise<void> {
-  const path = `/v1/sessions/${callId}`;
+  const path = `/v1/calls/${callId}`;
   try {
     const up = await g.upstream.forward(m, "DELETE", path, new Headers(), new Uint8Array(0));
     if (up.status !== 204 && up.status !== 404)

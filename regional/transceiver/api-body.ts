@@ -1,10 +1,10 @@
 // Reading signalling requests for the API (REST and WebSocket): JSON, the create request (the
 // shared contract in shared/signalling/), the signed caller, If-Match. Each failure is an ApiError
 // naming what is wrong.
-import { readCreateSessionRequest } from "../../shared/signalling/session-request.ts";
+import { readCreateCallRequest } from "../../shared/signalling/call-request.ts";
 import { type Caller, parseCaller } from "../../shared/signing/caller.ts";
+import type { CreateRequest } from "./calls.ts";
 import { ApiError } from "./errors.ts";
-import type { CreateRequest } from "./sessions.ts";
 
 export const MAX_JSON_BODY = 256 * 1024;
 
@@ -18,7 +18,7 @@ export function parseJson(body: Uint8Array): unknown {
 
 /** Validates the JSON body of a create request (REST and WebSocket offer). */
 export function parseCreateBody(v: unknown): CreateRequest {
-  const r = readCreateSessionRequest(v);
+  const r = readCreateCallRequest(v);
   if (!r.ok) throw new ApiError(r.code, r.message);
   return r.value;
 }

@@ -1,11 +1,11 @@
 // What the signalling API (api.ts, api-ws.ts) needs of the transceiver, which implements it: the
 // API never imports transceiver.ts, so the two do not import each other.
 import type { Logger } from "../common/log.ts";
+import type { CallStatus, EndReason } from "./call-types.ts";
+import type { CreateRequest, CreateResult } from "./calls.ts";
 import type { TransceiverConfig } from "./config.ts";
 import type { TransceiverMetrics } from "./metrics.ts";
-import type { EndReason, SessionStatus } from "./session-types.ts";
-import type { CreateRequest, CreateResult } from "./sessions.ts";
-import type { Session } from "./shell/session.ts";
+import type { Call } from "./shell/call.ts";
 import type { RequestVerifier } from "./signing.ts";
 
 /** What the API needs of the transceiver (which implements it): no import back. */
@@ -18,7 +18,7 @@ export interface ApiHost {
   readonly load: number;
   health(): Record<string, unknown>;
   create(req: CreateRequest, receivedAt: number): Promise<CreateResult>;
-  lookup(callId: string): Session;
-  status(callId: string): SessionStatus;
+  lookup(callId: string): Call;
+  status(callId: string): CallStatus;
   hangup(callId: string, reason?: EndReason): void;
 }

@@ -1,5 +1,5 @@
 // The API's WebSocket upgrades: /v1/ws (offer → answer, events both ways, hangup) and the
-// per-call sideband /v1/sessions/{callId}/events (sideband.ts). Each upgrade is signed like any
+// per-call sideband /v1/calls/{callId}/events (sideband.ts). Each upgrade is signed like any
 // /v1 request; a refusal is written by rejectUpgrade (errors.ts).
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
@@ -7,9 +7,9 @@ import { WebSocket, WebSocketServer } from "ws";
 import type { Caller } from "../../shared/signing/caller.ts";
 import { callerOf, MAX_JSON_BODY, parseCreateBody, parseJson } from "./api-body.ts";
 import type { ApiHost } from "./api-host.ts";
+import type { EndReason } from "./call-types.ts";
 import { ApiError, rejectUpgrade } from "./errors.ts";
-import type { EndReason } from "./session-types.ts";
-import type { Session, SessionListener } from "./shell/session.ts";
+import type { Call, CallListener } from "./shell/call.ts";
 import { acceptSideband, sidebandCallId } from "./sideband.ts";
 
 type Obj = Record<string, unknown>;
@@ -42,9 +42,9 @@ function wsSend(ws: WebSocket, msg: unknown): void {
 }
 
 function serveSocket(t: ApiHost, ws: WebSocket, caller: Caller | undefined): void {
-  let session: Session | undefined;
+  let session: Call | undefined;
   let offered = false;
-  const listener: SessionListener = {
+  const listener: CallListener = {
     event(text: string) {
       if (ws.readyState !== WebSocket.OPEN) return;
       ws.send(`{"type":"event","event":${text}}`);

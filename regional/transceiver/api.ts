@@ -21,11 +21,11 @@ import type { ApiHost } from "./api-host.ts";
 import { handleUpgrade } from "./api-ws.ts";
 import { parseSdpFrag } from "./core/sdpfrag.ts";
 import { ApiError } from "./errors.ts";
-import type { Session } from "./shell/session.ts";
+import type { Call } from "./shell/call.ts";
 
 export type ApiEnv = { Bindings: { incoming: IncomingMessage } };
 
-const SESSION_PATH = /^\/v1\/sessions\/([A-Za-z0-9_-]{1,128})$/;
+const SESSION_PATH = /^\/v1\/calls\/([A-Za-z0-9_-]{1,128})$/;
 const SDPFRAG = "application/trickle-ice-sdpfrag";
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}): Response =>
@@ -52,11 +52,10 @@ export function apiApp(t: ApiHost): Hono<ApiEnv> {
     () => new Response(t.metrics.render(), { headers: { "content-type": PROMETHEUS_CONTENT_TYPE } }),
   );
 
-  app.all("/v1/sessions", async (c) => {
+  app.all("/v1/calls", async (c) => {
     const receivedAt = performance.now();
     const method = c.req.method;
-    if (method !== "POST")
-      throw new ApiError("method_not_allowed", `${method} is not allowed on /v1/sessions`);
+    if (method !== "POST") throw new ApiError("method_not_allowed", `${method} is not allowed on /v1/calls`);
     const body = await readBody(c.req.raw, MAX_JSON_BODY);
     const { url } = targetOf(c.env.incoming);
     const caller = callerOf(await t.verifier.verify(method, url, body, c.env.incoming.headers));
@@ -70,11 +69,11 @@ export function apiApp(t: ApiHost): Hono<ApiEnv> {
     return json(
       201,
       { callId, sdp, etag, clusterId, transceiverId },
-      { etag: `"${etag}"`, location: `/v1/sessions/${callId}` },
+      { etag: `"${etag}"`, location: `/v1/calls/${callId}` },
     );
   });
 
-  app.all("/v1/sessions/*", async (c) => {
+  app.all("/v1/calls/*", async (c) => {
     const receivedAt = performance.now();
     const { url, path } = targetOf(c.env.incoming);
     const m = SESSION_PATH.exec(path);
@@ -112,7 +111,7 @@ export function apiApp(t: ApiHost): Hono<ApiEnv> {
   return app;
 }
 
-/** POST /v1/sessions/{callId}: a new offer for a call whose transceiver failed (resume.ts). */
+/** POST /v1/calls/{callId}: a new offer for a call whose transceiver failed (resume.ts). */
 async function resumeHere(
   t: ApiHost,
   callId: string,
@@ -127,12 +126,12 @@ async function resumeHere(
   return json(
     200,
     { callId: r.callId, sdp, etag, clusterId, transceiverId },
-    { etag: `"${etag}"`, location: `/v1/sessions/${r.callId}` },
+    { etag: `"${etag}"`, location: `/v1/calls/${r.callId}` },
   );
 }
 
 /** WHIP PATCH (RFC 9725 §4.3): trickle with the ETag, ICE restart with If-Match "*". */
-async function patch(s: Session, headers: Headers, body: Uint8Array): Promise<Response> {
+async function patch(s: Call, headers: Headers, body: Uint8Array): Promise<Response> {
   if (mediaType(headers.get("content-type")) !== SDPFRAG)
     throw new ApiError("unsupported_media_type", `content-type must be ${SDPFRAG}`);
   const ifMatch = headers.get("if-match");

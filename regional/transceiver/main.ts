@@ -38,7 +38,7 @@ let stopping = false;
 const exit = async (how: "drain" | "stop"): Promise<void> => {
   if (stopping && how === "drain") return;
   stopping = true;
-  log.info(how === "drain" ? "SIGTERM: draining" : "SIGINT: stopping", { sessions: t.sessions.size });
+  log.info(how === "drain" ? "SIGTERM: draining" : "SIGINT: stopping", { calls: t.calls.size });
   if (how === "drain") await t.drain();
   else await t.stop();
   await membership.close();

@@ -52,7 +52,7 @@ export interface RegionHandles {
 export class TransceiverMetrics {
   readonly registry: Registry;
   readonly cluster: string;
-  readonly sessionsActive: GaugeHandle;
+  readonly callsActive: GaugeHandle;
   readonly #created: Metric<CounterHandle>;
   readonly #failed: Metric<CounterHandle>;
   readonly #ended: Metric<CounterHandle>;
@@ -74,38 +74,49 @@ export class TransceiverMetrics {
     this.cluster = String(clusterId);
     const r = registry;
     const cluster = this.cluster;
-    this.sessionsActive = r
-      .gauge("gr_sessions_active", "Sessions currently held", ["cluster"])
+    this.callsActive = r
+      .gauge("gr_transceiver_calls_active", "Calls currently held", ["cluster"])
       .with({ cluster });
-    this.#created = r.counter("gr_sessions_created_total", "Sessions answered", ["cluster", "region"]);
-    this.#failed = r.counter("gr_sessions_failed_total", "Session creations refused or failed", [
+    this.#created = r.counter("gr_transceiver_calls_created_total", "Calls answered", ["cluster", "region"]);
+    this.#failed = r.counter("gr_transceiver_calls_failed_total", "Call creations refused or failed", [
       "cluster",
       "reason",
     ]);
-    this.#ended = r.counter("gr_sessions_ended_total", "Sessions ended", ["cluster", "reason"]);
-    this.#setup = r.histogram("gr_setup_seconds", "Session setup timings", ["cluster", "region", "stage"]);
-    this.#iceRtt = r.histogram("gr_ice_rtt_seconds", "ICE consent round-trip time", ["cluster", "region"]);
-    this.#rtcpRtt = r.histogram("gr_rtcp_rtt_seconds", "RTCP round-trip time", ["cluster", "region"]);
+    this.#ended = r.counter("gr_transceiver_calls_ended_total", "Calls ended", ["cluster", "reason"]);
+    this.#setup = r.histogram("gr_transceiver_setup_seconds", "Call setup timings", [
+      "cluster",
+      "region",
+      "stage",
+    ]);
+    this.#iceRtt = r.histogram("gr_transceiver_ice_rtt_seconds", "ICE consent round-trip time", [
+      "cluster",
+      "region",
+    ]);
+    this.#rtcpRtt = r.histogram("gr_transceiver_rtcp_rtt_seconds", "RTCP round-trip time", [
+      "cluster",
+      "region",
+    ]);
     this.#jitter = r.histogram(
-      "gr_jitter_seconds",
+      "gr_transceiver_jitter_seconds",
       "Inbound audio jitter (RFC 3550)",
       ["cluster", "region"],
       JITTER_BUCKETS,
     );
     this.#loss = r.histogram(
-      "gr_packet_loss_ratio",
+      "gr_transceiver_packet_loss_ratio",
       "Inbound audio packet loss ratio per sample",
       ["cluster", "region"],
       RATIO_BUCKETS,
     );
-    this.#backendErrors = r.counter("gr_backend_errors_total", "Backend bridge errors", [
+    this.#backendErrors = r.counter("gr_transceiver_backend_errors_total", "Backend bridge errors", [
       "cluster",
       "reason",
     ]);
-    const dropped = r.counter("gr_backend_dropped_frames_total", "Frames dropped by the backend bridge", [
-      "cluster",
-      "direction",
-    ]);
+    const dropped = r.counter(
+      "gr_transceiver_backend_dropped_frames_total",
+      "Frames dropped by the backend bridge",
+      ["cluster", "direction"],
+    );
     this.backendDroppedToBackend = dropped.with({ cluster, direction: "to_backend" });
     this.backendDroppedToClient = dropped.with({ cluster, direction: "to_client" });
     const drops = r.counter("gr_transceiver_drops_total", "Datagrams dropped by the transceiver", [

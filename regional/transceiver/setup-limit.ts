@@ -5,14 +5,14 @@
 // session connects or ends; requests without a caller (tests, tools on the cluster network) are
 // not counted. Bounded: at most one ticket per session the transceiver can hold.
 import type { Caller } from "../../shared/signing/caller.ts";
+import type { CallState } from "./call-types.ts";
 import { ApiError } from "./errors.ts";
-import type { SessionState } from "./session-types.ts";
 
 export interface SetupTicket {
   readonly key: string;
   readonly network: string | undefined;
   readonly at: number;
-  session: { readonly state: SessionState } | undefined;
+  session: { readonly state: CallState } | undefined;
 }
 
 export class SetupLimiter {

@@ -1,5 +1,5 @@
 // Sideband control of one call (the Realtime API's `/v1/realtime?call_id=…` WebSocket, reached
-// through the edge and the gateway as an upgrade of `/v1/sessions/{callId}/events`). The socket
+// through the edge and the gateway as an upgrade of `/v1/calls/{callId}/events`). The socket
 // carries the same stream as the client's `oai-events` channel: every server event of the call
 // goes out as a text message, and each text message in is a client event for the backend. At most
 // MAX_SIDEBAND_PER_CALL sockets per call; all are closed (1000) when the call ends, and one that
@@ -9,22 +9,22 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocket, type WebSocketServer } from "ws";
 import { ApiError } from "./errors.ts";
-import type { EndReason, Session, SessionListener } from "./shell/session.ts";
+import type { Call, CallListener, EndReason } from "./shell/call.ts";
 
 export const MAX_SIDEBAND_PER_CALL = 4;
 /** Unsent bytes towards a sideband socket beyond which it is closed as too slow. */
 export const SIDEBAND_MAX_BUFFERED = 1 << 20;
-const PATH = /^\/v1\/sessions\/([A-Za-z0-9_-]{1,128})\/events$/;
+const PATH = /^\/v1\/calls\/([A-Za-z0-9_-]{1,128})\/events$/;
 
 /** The call id of a sideband upgrade path, or undefined for any other path. */
 export function sidebandCallId(path: string): string | undefined {
   return PATH.exec(path)?.[1];
 }
 
-const open = new WeakMap<Session, Set<WebSocket>>();
+const open = new WeakMap<Call, Set<WebSocket>>();
 
 /** Sideband sockets open on a session (for status and tests). */
-export function sidebandCount(s: Session): number {
+export function sidebandCount(s: Call): number {
   return open.get(s)?.size ?? 0;
 }
 
@@ -33,7 +33,7 @@ export function sidebandCount(s: Session): number {
  * throws the ApiError to refuse it with: 404 for an unknown or ended call, 429 when full.
  */
 export function acceptSideband(
-  lookup: (callId: string) => Session,
+  lookup: (callId: string) => Call,
   wss: WebSocketServer,
   callId: string,
   req: IncomingMessage,
@@ -54,13 +54,13 @@ export function acceptSideband(
   wss.handleUpgrade(req, socket, head, (ws) => serveSideband(session, set, ws));
 }
 
-function serveSideband(session: Session, set: Set<WebSocket>, ws: WebSocket): void {
+function serveSideband(session: Call, set: Set<WebSocket>, ws: WebSocket): void {
   if (session.state === "ended") {
     ws.close(1000, "call ended");
     return;
   }
   set.add(ws);
-  const listener: SessionListener = {
+  const listener: CallListener = {
     event(text: string) {
       if (ws.readyState !== WebSocket.OPEN) return;
       if (ws.bufferedAmount > SIDEBAND_MAX_BUFFERED) ws.close(1013, "sideband too slow");

@@ -1,4 +1,4 @@
-// One transceiver process: the shared backbone socket and mux, the session table (sessions.ts),
+// One transceiver process: the shared backbone socket and mux, the call table (calls.ts),
 // the signalling API, heartbeats, timers, drain and stop. startTransceiver() runs it embedded
 // (tests, benchmarks); main.ts runs it from the environment and injects the backend.
 import type { Server } from "node:http";
@@ -10,6 +10,8 @@ import { createLogger, type Logger } from "../common/log.ts";
 import { apiServer } from "./api.ts";
 import type { ApiHost } from "./api-host.ts";
 import { type BackendConnector, INTERNAL_ECHO } from "./backend-link.ts";
+import type { CallStatus, EndReason } from "./call-types.ts";
+import { CallTable, type CreateRequest, type CreateResult } from "./calls.ts";
 import type { TransceiverConfig } from "./config.ts";
 import { type CoarseClock, Mux } from "./core/mux.ts";
 import type { PathLimits } from "./core/paths.ts";
@@ -17,18 +19,16 @@ import { ApiError } from "./errors.ts";
 import type { MembershipStore } from "./membership.ts";
 import { TransceiverMetrics } from "./metrics.ts";
 import { RESUME_REQUIRED } from "./resume.ts";
-import type { EndReason, SessionStatus } from "./session-types.ts";
-import { type CreateRequest, type CreateResult, SessionTable } from "./sessions.ts";
 import { SetupLimiter } from "./setup-limit.ts";
 import { BackboneSocket } from "./shell/backbone.ts";
 import { webSocketBackend } from "./shell/bridge.ts";
-import type { Session } from "./shell/session.ts";
+import type { Call } from "./shell/call.ts";
 import { assertGlueCompatible } from "./shell/werift-glue.ts";
 import { RequestVerifier } from "./signing.ts";
 import { installFastSrtp } from "./srtp/install.ts";
 
-export type { CreateRequest, CreateResult } from "./sessions.ts";
-export { redactCallId, regionOf } from "./sessions.ts";
+export type { CreateRequest, CreateResult } from "./calls.ts";
+export { redactCallId, regionOf } from "./calls.ts";
 
 export interface TransceiverOptions {
   log?: Logger;
@@ -44,7 +44,7 @@ export class Transceiver implements ApiHost {
   readonly metrics: TransceiverMetrics;
   readonly log: Logger;
   readonly clock: CoarseClock = { now: Date.now() };
-  readonly #table: SessionTable;
+  readonly #table: CallTable;
   #socket!: BackboneSocket;
   #mux!: Mux;
   #server!: Server;
@@ -74,7 +74,7 @@ export class Transceiver implements ApiHost {
       throw new Error(`BACKEND_URL ${config.backendUrl} is an in-process backend: the caller must inject it`);
     }
     const backend = o.backend ?? webSocketBackend(config);
-    this.#table = new SessionTable({
+    this.#table = new CallTable({
       config,
       metrics: this.metrics,
       log: this.log,
@@ -87,7 +87,7 @@ export class Transceiver implements ApiHost {
       admit: (load) => {
         if (this.draining) throw new ApiError("draining", "this transceiver is draining", 5);
         if (load >= config.capacity) {
-          throw new ApiError("at_capacity", `this transceiver holds ${config.capacity} sessions`, 2);
+          throw new ApiError("at_capacity", `this transceiver holds ${config.capacity} calls`, 2);
         }
       },
       stopped: () => this.#stopped,
@@ -97,11 +97,11 @@ export class Transceiver implements ApiHost {
     });
   }
 
-  get sessions(): Map<string, Session> {
+  get calls(): Map<string, Call> {
     return this.#table.live;
   }
   /** Recently ended sessions (status stays readable for a few minutes). */
-  get ended(): Map<string, { status: SessionStatus; at: number }> {
+  get ended(): Map<string, { status: CallStatus; at: number }> {
     return this.#table.ended;
   }
 
@@ -198,7 +198,7 @@ export class Transceiver implements ApiHost {
       clusterId: this.config.clusterId,
       transceiverId: this.config.transceiverId,
       backbone: this.backbone,
-      signallingUrl: this.httpUrl,
+      apiUrl: this.httpUrl,
       load: this.load,
       capacity: this.config.capacity,
       draining: this.draining,
@@ -227,10 +227,10 @@ export class Transceiver implements ApiHost {
     return this.#table.create(req, receivedAt);
   }
   /** Resolves a call id to this transceiver's live session, or throws the precise 4xx. */
-  lookup(callId: string): Session {
+  lookup(callId: string): Call {
     return this.#table.lookup(callId);
   }
-  status(callId: string): SessionStatus {
+  status(callId: string): CallStatus {
     return this.#table.status(callId);
   }
   hangup(callId: string, reason: EndReason = "hangup"): void {
@@ -255,10 +255,10 @@ export class Transceiver implements ApiHost {
   async drain(deadlineMs = this.config.drainDeadlineMs): Promise<void> {
     if (this.#stopped) return;
     this.draining = true;
-    this.log.info("draining", { sessions: this.sessions.size, deadlineMs });
+    this.log.info("draining", { calls: this.calls.size, deadlineMs });
     await this.#beat().catch(() => {});
-    for (const s of this.sessions.values()) s.notifyClient(RESUME_REQUIRED);
-    if (this.sessions.size > 0) {
+    for (const s of this.calls.values()) s.notifyClient(RESUME_REQUIRED);
+    if (this.calls.size > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, deadlineMs);
         this.#drainWaiters.push(() => {

@@ -37,8 +37,8 @@ describe("local aggregator over real HTTP", () => {
   const pop1 = relayRegistry("1");
   const pop2 = relayRegistry("2");
   const trx = new Registry();
-  const setup = trx.histogram("gr_setup_seconds", "setup", ["cluster", "region", "stage"]);
-  const active = trx.gauge("gr_sessions_active", "active", ["cluster"]).with({ cluster: "1" });
+  const setup = trx.histogram("gr_transceiver_setup_seconds", "setup", ["cluster", "region", "stage"]);
+  const active = trx.gauge("gr_transceiver_calls_active", "active", ["cluster"]).with({ cluster: "1" });
   const servers: MetricsServer[] = [];
   let hung: ReturnType<typeof createServer>;
   let source: LocalSource;
@@ -114,7 +114,7 @@ describe("local aggregator over real HTTP", () => {
     expect(value(res, "setup_ice", { region: "NA" }, "p50")).toBeCloseTo(0.5 + 0.25 * 0.5, 12);
     // Gauges sum by role across both POPs; drops are per-second rates by reason.
     expect(value(res, "flows_active", { role: "pop" }, "value")).toBe(17);
-    expect(value(res, "sessions_active", { cluster: "1" }, "value")).toBe(2);
+    expect(value(res, "calls_active", { cluster: "1" }, "value")).toBe(2);
     const panel = res.panels.find((p) => p.id === "relay_drops")!;
     const dt = (panel.timestamps.at(-1)! - panel.timestamps.at(-2)!) / 1000;
     expect(value(res, "relay_drops", { reason: "bad-mac" }, "value")).toBeCloseTo(40 / dt, 9);
@@ -265,7 +265,7 @@ describe("entry point", () => {
   it("prints ready, scrapes on its interval, serves the API and stops on SIGTERM", async () => {
     const reg = new Registry();
     const h = reg
-      .histogram("gr_rtcp_rtt_seconds", "rtt", ["cluster", "region"])
+      .histogram("gr_transceiver_rtcp_rtt_seconds", "rtt", ["cluster", "region"])
       .with({ cluster: "1", region: "AS" });
     const server = await serveRegistry(reg);
     const child = await startProcess("regional/dashboard/main.ts", {

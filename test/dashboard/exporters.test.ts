@@ -83,7 +83,7 @@ describe("real exporters through the dashboard parser", () => {
     m.ended("hangup");
     m.backendError("connect_failed");
     m.drops["unknown_ufrag"].inc();
-    m.sessionsActive.set(1);
+    m.callsActive.set(1);
     const e = parseExposition(m.render());
     expect(e.issues).toEqual([]);
     expect(checkPanels(e, TARGET_LABELS.transceiver)).toBe(15);

@@ -26,7 +26,7 @@ describe("dashboard page in headless Chromium", () => {
   });
   const trx = new Registry();
   const loss = trx
-    .histogram("gr_packet_loss_ratio", "loss", ["cluster", "region"], [0, 0.01, 0.02, 0.05, 1])
+    .histogram("gr_transceiver_packet_loss_ratio", "loss", ["cluster", "region"], [0, 0.01, 0.02, 0.05, 1])
     .with({ cluster: "1", region: "SA" });
   const servers: MetricsServer[] = [];
   let source: LocalSource;
@@ -159,7 +159,7 @@ describe("dashboard page in headless Chromium", () => {
 describe("dashboard page: live merging when points are thinned into time buckets", () => {
   it("holds exactly the points a full answer gives, after many incremental refreshes", async () => {
     const reg = new Registry();
-    const gauge = reg.gauge("gr_sessions_active", "active", ["cluster"]).with({ cluster: "1" });
+    const gauge = reg.gauge("gr_transceiver_calls_active", "active", ["cluster"]).with({ cluster: "1" });
     const server = await serveRegistry(reg);
     let now = Date.now() - 400_000;
     const source = new LocalSource({
@@ -198,18 +198,18 @@ describe("dashboard page: live merging when points are thinned into time buckets
           timeout: WAIT_MS,
         });
       }
-      const card = page.locator('article[data-panel="sessions_active"]');
+      const card = page.locator('article[data-panel="calls_active"]');
       const newest = Number(await card.getAttribute("data-newest"));
       const full = (await (
         await fetch(
-          `http://127.0.0.1:${http.address.port}/api/panels?range=300&points=60&panels=sessions_active`,
+          `http://127.0.0.1:${http.address.port}/api/panels?range=300&points=60&panels=calls_active`,
         )
       ).json()) as PanelsResponse;
       expect(full.stepMs).toBe(6000);
       const want = full.panels[0]!.timestamps.filter((t) => t <= newest);
       expect(Number(await card.getAttribute("data-points"))).toBe(want.length);
       // And the number shown is the newest value.
-      const value = await page.locator('td[data-panel="sessions_active"][data-ref="value"]').textContent();
+      const value = await page.locator('td[data-panel="calls_active"][data-ref="value"]').textContent();
       expect(value).toBe(String(full.panels[0]!.series[0]!.values[want.length - 1]));
     } finally {
       await browser.close();

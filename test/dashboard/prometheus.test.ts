@@ -38,7 +38,7 @@ function last(res: PanelsResponse, panel: string, group: Record<string, string>,
 describe("local aggregator vs a real Prometheus", () => {
   const reg = new Registry();
   const hop = reg.histogram("gr_relay_first_hop_rtt_seconds", "rtt", ["pop", "cluster"]);
-  const setup = reg.histogram("gr_setup_seconds", "setup", ["cluster", "region", "stage"]);
+  const setup = reg.histogram("gr_transceiver_setup_seconds", "setup", ["cluster", "region", "stage"]);
   const flows = reg.gauge("gr_relay_flows_active", "flows", ["role"]).with({ role: "pop" });
   const series = {
     pop1: hop.with({ pop: "1", cluster: "1" }),

@@ -71,7 +71,7 @@ describe("SnapshotStore", () => {
     s.append(2000, [up(7, 6)]);
     expect(s.targetUp("a", 1)).toBe(false);
     expect(s.targetUp("a", 2)).toBe(true);
-    const gauge: PanelDef = { ...panelById("sessions_active")!, metric: "g", by: [], filters: [] };
+    const gauge: PanelDef = { ...panelById("calls_active")!, metric: "g", by: [], filters: [] };
     const g = evaluatePanel(s, gauge, { from: 0, maxPoints: 10, windowMs: 1000, filters: {} });
     expect(g.series[0]!.values).toEqual([5, null, 7]);
     const c = rateOf(s, "c_total", 1000);

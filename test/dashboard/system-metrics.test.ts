@@ -189,7 +189,7 @@ describe("metrics of a real call through real relays and a real transceiver", ()
   it("counts the call's sessions, setup stages and RTT samples exactly", async () => {
     client = createTestClient({ codecs: "opus" });
     const offer = await client.createOffer();
-    const res = await call("POST", "/v1/sessions", {
+    const res = await call("POST", "/v1/calls", {
       sdp: offer,
       client: { region: "sa-east", continent: "SA" },
       // The proxy's address is the "VIP" the client is told to use; it forwards to the POP's VIP.
@@ -212,9 +212,9 @@ describe("metrics of a real call through real relays and a real transceiver", ()
     let r = await panels();
     for (const id of ["setup_offer_to_answer", "setup_ice", "setup_dtls", "setup_first_audio"])
       expect(last(r, id, { region: "SA" }, "n"), id).toBe(1);
-    expect(last(r, "sessions_active", { cluster: "1" }, "value")).toBe(1);
+    expect(last(r, "calls_active", { cluster: "1" }, "value")).toBe(1);
     const dt = (r.panels[0]!.timestamps.at(-1)! - r.panels[0]!.timestamps[0]!) / 1000;
-    expect(last(r, "sessions_created", { region: "SA" }, "value")! * dt).toBeCloseTo(1, 6);
+    expect(last(r, "calls_created", { region: "SA" }, "value")! * dt).toBeCloseTo(1, 6);
 
     // RTT: the transceiver measures too (ICE RTT on its stats interval) ...
     await until(
@@ -243,14 +243,14 @@ describe("metrics of a real call through real relays and a real transceiver", ()
     expect(p95).toBeLessThan(1);
 
     // Hang-up: one ended session by reason, the relays drop the flow at once on flowClose.
-    expect((await call("DELETE", `/v1/sessions/${callId}`)).status).toBe(204);
+    expect((await call("DELETE", `/v1/calls/${callId}`)).status).toBe(204);
     await until(
-      async () => last(await panels(), "sessions_active", { cluster: "1" }, "value") === 0,
+      async () => last(await panels(), "calls_active", { cluster: "1" }, "value") === 0,
       "no session",
     );
     r = await panels();
     const span = (r.panels[0]!.timestamps.at(-1)! - r.panels[0]!.timestamps[0]!) / 1000;
-    expect(last(r, "sessions_ended", { reason: "hangup" }, "value")! * span).toBeCloseTo(1, 6);
+    expect(last(r, "calls_ended", { reason: "hangup" }, "value")! * span).toBeCloseTo(1, 6);
     await until(async () => {
       const x = await panels();
       const s = (x.panels[0]!.timestamps.at(-1)! - x.panels[0]!.timestamps[0]!) / 1000;

@@ -278,14 +278,14 @@ describe("follow-ups route by call id alone", () => {
   it("DELETE reaches the owning cluster, then 404 from it", async () => {
     const { location, callId } = await newCall();
     const fra = clusters.get("fra")!;
-    expect(fra.sessions.has(callId)).toBe(true);
+    expect(fra.calls.has(callId)).toBe(true);
     const res = await e.fetch(location, { method: "DELETE", headers: auth(), city: "sydney" });
     expect(res.status).toBe(204);
     expect(res.headers.get("x-relay-cluster")).toBe("fra");
-    expect(fra.sessions.has(callId)).toBe(false);
+    expect(fra.calls.has(callId)).toBe(false);
     expect(fra.requests.at(-1)).toMatchObject({
       method: "DELETE",
-      path: `/v1/sessions/${callId}`,
+      path: `/v1/calls/${callId}`,
       signature: "ok",
     });
     const again = await e.fetch(location, { method: "DELETE", headers: auth() });
@@ -299,7 +299,7 @@ describe("follow-ups route by call id alone", () => {
     expect(await status.json()).toMatchObject({ state: "connected", cluster: "fra" });
     const res = await e.fetch(`${location}/hangup`, { method: "POST", headers: auth() });
     expect(res.status).toBe(204);
-    expect(clusters.get("fra")!.sessions.has(callId)).toBe(false);
+    expect(clusters.get("fra")!.calls.has(callId)).toBe(false);
   });
 
   it("routes to the cluster named in the id, wherever the caller is", async () => {
@@ -355,7 +355,7 @@ describe("follow-ups route by call id alone", () => {
     const { callId } = await newCall();
     const counts = () =>
       [...clusters.values()].reduce(
-        (n, f) => n + f.requests.filter((r) => r.path.startsWith("/v1/sessions/")).length,
+        (n, f) => n + f.requests.filter((r) => r.path.startsWith("/v1/calls/")).length,
         0,
       );
     const before = counts();

@@ -1,6 +1,6 @@
 // A cluster stand-in for edge tests: a real node:http server on loopback that VERIFIES every
 // request's signature with shared/signing (401 otherwise) and speaks the cluster signalling API
-// (sessions, WHIP PATCH rules, healthz, /v1/ws). Its behaviour is switchable per test.
+// (calls, WHIP PATCH rules, healthz, /v1/ws). Its behaviour is switchable per test.
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -17,7 +17,7 @@ import {
 import { formatTarget } from "../../shared/signing/target.ts";
 import { keyringOf } from "../support/signed-call.ts";
 
-export type SessionMode = "ok" | "full" | "error" | "hang" | "bad-request";
+export type CallMode = "ok" | "full" | "error" | "hang" | "bad-request";
 
 export interface RecordedRequest {
   method: string;
@@ -36,7 +36,7 @@ export class FakeCluster {
   #nonces = new NonceWindow();
   #key: Promise<SigningKeys>;
   port = 0;
-  mode: SessionMode = "ok";
+  mode: CallMode = "ok";
   retryAfter = "3";
   health: { status: "ok" | "draining"; load: number; capacity: number } | "error" | "hang" = {
     status: "ok",
@@ -45,7 +45,7 @@ export class FakeCluster {
   };
   readonly requests: RecordedRequest[] = [];
   readonly wsMessages: Record<string, unknown>[] = [];
-  readonly sessions = new Map<string, { etag: string }>();
+  readonly calls = new Map<string, { etag: string }>();
   #sockets = new Set<import("node:net").Socket>();
 
   /** `secret`: raw bytes (key id 0, the single-secret form) or a GR_CLUSTER_SECRET keyring. */
@@ -60,9 +60,9 @@ export class FakeCluster {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  /** POSTs that reached the sessions API (signed). */
+  /** POSTs that reached the calls API (signed). */
   get creates(): RecordedRequest[] {
-    return this.requests.filter((r) => r.method === "POST" && r.path === "/v1/sessions");
+    return this.requests.filter((r) => r.method === "POST" && r.path === "/v1/calls");
   }
 
   async start(port = 0): Promise<void> {
@@ -127,7 +127,7 @@ export class FakeCluster {
       if (this.health === "error") return json(500, { error: "boom" });
       return json(200, { ...this.health, clusterId: this.id, transceivers: 1 });
     }
-    if (path === "/v1/sessions" && req.method === "POST") {
+    if (path === "/v1/calls" && req.method === "POST") {
       if (this.mode === "hang") return;
       if (this.mode === "full")
         return json(
@@ -151,16 +151,16 @@ export class FakeCluster {
       // Like the transceiver: a bare etag in the JSON, the quoted entity-tag in the header.
       return json(201, created, { etag: `"${created.etag}"` });
     }
-    const m = /^\/v1\/sessions\/([^/]+)$/.exec(path);
+    const m = /^\/v1\/calls\/([^/]+)$/.exec(path);
     if (m) {
       if (req.method === "POST") {
         // Resume: the call anew under the same id (the real gateway picks a live transceiver).
         const created = this.#create((JSON.parse(body.toString()) as { sdp: string }).sdp);
-        this.sessions.delete(created.callId);
-        this.sessions.set(m[1]!, { etag: created.etag });
+        this.calls.delete(created.callId);
+        this.calls.set(m[1]!, { etag: created.etag });
         return json(200, { ...created, callId: m[1] }, { etag: `"${created.etag}"` });
       }
-      const s = this.sessions.get(m[1]!);
+      const s = this.calls.get(m[1]!);
       if (!s)
         return json(404, {
           error: { type: "not_found_error", code: "unknown_session", message: "no such session" },
@@ -168,7 +168,7 @@ export class FakeCluster {
       if (req.method === "GET")
         return json(200, { state: "connected", cluster: this.name, clientAddress: "203.0.113.7:5000" });
       if (req.method === "DELETE") {
-        this.sessions.delete(m[1]!);
+        this.calls.delete(m[1]!);
         res.writeHead(204).end();
         return;
       }
@@ -212,7 +212,7 @@ export class FakeCluster {
   } {
     const callId = mintCallId(this.id, 7, randomBytes(15), nodeMac(this.#ring));
     const etag = randomBytes(6).toString("hex");
-    this.sessions.set(callId, { etag });
+    this.calls.set(callId, { etag });
     if (verifyCallId(callId, nodeMac(this.#ring)).ok !== true) throw new Error("self-check");
     return {
       callId,

@@ -1,6 +1,6 @@
 // POST /v1/realtime/calls/{id}: resuming a call with a new offer, in real workerd. Routed by the
 // call id alone like every follow-up (forged ids never reach a cluster), checked like a new call
-// (SDP, content type, credentials), forwarded signed as POST /v1/sessions/{id} with the caller's
+// (SDP, content type, credentials), forwarded signed as POST /v1/calls/{id} with the caller's
 // location and the ingress VIP, answered 200 with the SDP, the same Location and a new ETag.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeCluster } from "./fake-cluster.ts";
@@ -55,7 +55,7 @@ describe("resume a call with a new offer", () => {
     expect(res.headers.get("x-relay-cluster")).toBe("fra");
     expect(await res.text()).toContain("v=0");
     const sent = fra.requests.at(-1)!;
-    expect(sent).toMatchObject({ method: "POST", path: `/v1/sessions/${callId}`, signature: "ok" });
+    expect(sent).toMatchObject({ method: "POST", path: `/v1/calls/${callId}`, signature: "ok" });
     const body = JSON.parse(sent.body) as {
       sdp: string;
       client: { country?: string };
@@ -70,7 +70,7 @@ describe("resume a call with a new offer", () => {
     const location = await newCall();
     const sessions = () =>
       [...clusters.values()].reduce(
-        (n, f) => n + f.requests.filter((r) => r.path.startsWith("/v1/sessions")).length,
+        (n, f) => n + f.requests.filter((r) => r.path.startsWith("/v1/calls")).length,
         0,
       );
     const before = sessions();

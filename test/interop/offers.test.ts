@@ -19,7 +19,7 @@ import {
 import { disableStunFallback } from "../../regional/transceiver/shell/werift-glue.ts";
 import { inspectOffer } from "../../shared/sdp/offer.ts";
 import { WAIT_MS } from "../support/wait.ts";
-import { type Harness, type SessionStatus, startHarness, until } from "../transceiver/helpers/harness.ts";
+import { type CallStatus, type Harness, startHarness, until } from "../transceiver/helpers/harness.ts";
 
 let h: Harness;
 beforeAll(async () => {
@@ -74,12 +74,12 @@ type Created = { status: number; body: { callId?: string; sdp?: string; error?: 
 
 async function create(sdp: string): Promise<Created> {
   const vip = `${h.relay.vip.host}:${h.relay.vip.port}`;
-  const r = await h.call("POST", "/v1/sessions", { sdp, client: { region: "test" }, ingress: { vip } });
+  const r = await h.call("POST", "/v1/calls", { sdp, client: { region: "test" }, ingress: { vip } });
   return { status: r.status, body: (await r.json()) as Created["body"] };
 }
 
-async function status(callId: string): Promise<SessionStatus> {
-  return (await (await h.call("GET", `/v1/sessions/${callId}`)).json()) as SessionStatus;
+async function status(callId: string): Promise<CallStatus> {
+  return (await (await h.call("GET", `/v1/calls/${callId}`)).json()) as CallStatus;
 }
 
 /** Offer (optionally edited the way another stack would write it) → answer → connected. */
@@ -239,7 +239,7 @@ describe("recorded offers", () => {
     ]);
     expect(sdp).toMatch(/^a=group:BUNDLE 0 2\r?$/m);
     expect(sdp).toMatch(/^a=rtpmap:109 opus\/48000\/2\r?$/m);
-    await h.call("DELETE", `/v1/sessions/${r.body.callId}`);
+    await h.call("DELETE", `/v1/calls/${r.body.callId}`);
   });
 
   it("Firefox ESR 153 with max-bundle (video and data channel bundle-only, port 0): data channel kept", async () => {
@@ -254,7 +254,7 @@ describe("recorded offers", () => {
       ["application", "accepted"],
     ]);
     expect(sdp).toMatch(/^a=group:BUNDLE 0 2\r?$/m);
-    await h.call("DELETE", `/v1/sessions/${r.body.callId}`);
+    await h.call("DELETE", `/v1/calls/${r.body.callId}`);
   });
 
   it("GStreamer webrtcbin (max-bundle, audio bundle-only with port 0) is accepted", () => {
@@ -278,7 +278,7 @@ describe("recorded offers", () => {
     expect(video).toMatch(/^a=inactive\r?$/m);
     expect(video).toContain("a=candidate:");
     expect(sdp.slice(sdp.indexOf("m=audio"))).toMatch(/^a=recvonly\r?$/m);
-    await h.call("DELETE", `/v1/sessions/${r.body.callId}`);
+    await h.call("DELETE", `/v1/calls/${r.body.callId}`);
   });
 
   it("answers an offer whose first m-line (the BUNDLE tag) is the data channel, in the same order", async () => {
@@ -299,7 +299,7 @@ describe("recorded offers", () => {
     expect(answer.indexOf("m=application")).toBeLessThan(answer.indexOf("m=audio"));
     expect(answer).toMatch(new RegExp(`^a=group:BUNDLE ${mApp} ${mAudio}\r?$`, "m"));
     expect(answer).toMatch(/^m=audio 9 /m);
-    await h.call("DELETE", `/v1/sessions/${r.body.callId}`);
+    await h.call("DELETE", `/v1/calls/${r.body.callId}`);
     await p.close();
   });
 
@@ -321,6 +321,6 @@ describe("recorded offers", () => {
     expect(r.status, JSON.stringify(r.body)).toBe(201);
     expect(r.body.sdp).toMatch(/^a=group:BUNDLE audio1\r?$/m);
     expect(r.body.sdp).toMatch(/^m=video 0 /m);
-    await h.call("DELETE", `/v1/sessions/${r.body.callId}`);
+    await h.call("DELETE", `/v1/calls/${r.body.callId}`);
   });
 });

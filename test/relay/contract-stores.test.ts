@@ -108,7 +108,7 @@ const beat = (id: number, backbone: string, clusterId = 4): TransceiverHeartbeat
   clusterId,
   transceiverId: id,
   backbone,
-  signallingUrl: "http://127.0.0.1:1",
+  apiUrl: "http://127.0.0.1:1",
   load: 0,
   capacity: 10,
   draining: false,

@@ -40,7 +40,7 @@ describe("relay with Redis", () => {
         clusterId: 1,
         transceiverId: 1,
         backbone: t.address,
-        signallingUrl: "http://127.0.0.1:1",
+        apiUrl: "http://127.0.0.1:1",
         load: 0,
         capacity: 10,
         draining: false,

@@ -101,7 +101,7 @@ describe("sessions in setup per API key and per client network", () => {
   }, 90_000);
 
   it("200 never-connecting offers from one key and address: 5 held, 195 refused with 429 setup_limit", async () => {
-    const before = h.t.sessions.size;
+    const before = h.t.calls.size;
     const statuses: number[] = [];
     let refused: { headers: Headers; text: string } | undefined;
     for (let i = 0; i < 200; i++) {
@@ -113,9 +113,9 @@ describe("sessions in setup per API key and per client network", () => {
     }
     const count = (s: number) => statuses.filter((x) => x === s).length;
     expect({ created: count(201), refused: count(429) }).toEqual({ created: 5, refused: 195 });
-    expect(h.t.sessions.size - before).toBe(5);
+    expect(h.t.calls.size - before).toBe(5);
     expect(h.t.metrics.render()).toMatch(
-      /gr_sessions_failed_total\{cluster="1",reason="setup_limit"\} 195\b/,
+      /gr_transceiver_calls_failed_total\{cluster="1",reason="setup_limit"\} 195\b/,
     );
     // A Realtime-shaped error, with when to try again (the oldest setup's timeout, about 30 s).
     expect(refused!.headers.get("content-type")).toMatch(/application\/json/);

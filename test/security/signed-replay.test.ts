@@ -1,6 +1,6 @@
 // Attack 3 (docs/security.md): replayed signed edge → cluster requests. The attacker sits on the
 // path from the real edge (workerd, Miniflare) to cluster 1's gateway, captures one genuine signed
-// POST /v1/sessions byte for byte, and replays it: to the same gateway, to the other cluster's
+// POST /v1/calls byte for byte, and replays it: to the same gateway, to the other cluster's
 // gateway, straight to each transceiver, to the same gateway after it restarts, and after the
 // replay window. Every replay must be refused with a 401 naming why; the genuine call succeeds.
 import { createServer, type IncomingMessage, type Server } from "node:http";
@@ -114,9 +114,9 @@ describe("a captured signed request works only once, only where it was sent", ()
       body: offer,
     });
     expect(res.status).toBe(201);
-    const captured = seen.find((c) => c.method === "POST" && c.url === "/v1/sessions")!;
+    const captured = seen.find((c) => c.method === "POST" && c.url === "/v1/calls")!;
     expect(captured.headers["x-gr-target"]).toBe("gateway:1");
-    const created = t11.t.sessions.size + t12.t.sessions.size;
+    const created = t11.t.calls.size + t12.t.calls.size;
     expect(created).toBe(1);
 
     const again = await send(g1.url, captured);
@@ -158,7 +158,7 @@ describe("a captured signed request works only once, only where it was sent", ()
     }
 
     // Not one replay made a session.
-    expect(t11.t.sessions.size + t12.t.sessions.size + t21.t.sessions.size).toBe(created);
+    expect(t11.t.calls.size + t12.t.calls.size + t21.t.calls.size).toBe(created);
     expect(g2.health()).toMatchObject({ load: 0 });
   });
 

@@ -57,7 +57,7 @@ describe("gateway replicas sharing a nonce store", () => {
   const callId = `rtc_${"A".repeat(48)}`;
 
   it("a request accepted by one replica is refused by the other", async () => {
-    const path = `/v1/sessions/${callId}`;
+    const path = `/v1/calls/${callId}`;
     const headers = await edge.signedHeaders("GET", path);
     const first = await fetch(a.url + path, { headers });
     expect(first.status).not.toBe(401); // reached the transceiver (which knows no such call)
@@ -70,7 +70,7 @@ describe("gateway replicas sharing a nonce store", () => {
   it("without Redis the local checks still apply and the skipped claims are counted", async () => {
     await redis.kill();
     try {
-      const path = `/v1/sessions/${callId}`;
+      const path = `/v1/calls/${callId}`;
       const headers = await edge.signedHeaders("GET", path);
       const r = await fetch(a.url + path, { headers });
       expect(r.status).not.toBe(401);

@@ -1,15 +1,12 @@
-// The signalling contract (shared/signalling/session-request.ts): the create request the edge
+// The signalling contract (shared/signalling/call-request.ts): the create request the edge
 // sends and the transceiver validates, table-driven rejections naming the field, and a property
 // test that the reader never throws whatever JSON it is given.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MAX_SDP_BYTES } from "../../shared/sdp/offer.ts";
-import {
-  readCreateSessionRequest,
-  readCreateSessionResponse,
-} from "../../shared/signalling/session-request.ts";
+import { readCreateCallRequest, readCreateCallResponse } from "../../shared/signalling/call-request.ts";
 
-describe("readCreateSessionRequest", () => {
+describe("readCreateCallRequest", () => {
   it("keeps what the edge sends", () => {
     const req = {
       sdp: "v=0\r\n",
@@ -17,8 +14,8 @@ describe("readCreateSessionRequest", () => {
       client: { region: "EU", country: "DE", continent: "EU", colo: "FRA", latitude: 50.1, longitude: 8.7 },
       ingress: { vip: "203.0.113.10:3478", popId: 7 },
     };
-    expect(readCreateSessionRequest(req)).toEqual({ ok: true, value: req });
-    expect(readCreateSessionRequest({ sdp: "v=0", session: null })).toEqual({
+    expect(readCreateCallRequest(req)).toEqual({ ok: true, value: req });
+    expect(readCreateCallRequest({ sdp: "v=0", session: null })).toEqual({
       ok: true,
       value: { sdp: "v=0" },
     });
@@ -41,7 +38,7 @@ describe("readCreateSessionRequest", () => {
     [{ sdp: "", ingress: { popId: 65536 } }, "body_malformed", "ingress.popId"],
     [{ sdp: "", ingress: { popId: 1.5 } }, "body_malformed", "ingress.popId"],
   ])("refuses %#", (body, code, message) => {
-    const r = readCreateSessionRequest(body);
+    const r = readCreateCallRequest(body);
     expect(r.ok).toBe(false);
     expect(!r.ok && [r.code, r.message.includes(message)]).toEqual([code, true]);
   });
@@ -49,21 +46,21 @@ describe("readCreateSessionRequest", () => {
   it("never throws on any JSON value", () => {
     fc.assert(
       fc.property(fc.jsonValue(), fc.jsonValue(), (v, w) => {
-        expect(typeof readCreateSessionRequest(v).ok).toBe("boolean");
-        expect(typeof readCreateSessionRequest({ sdp: "v=0", client: v, ingress: w }).ok).toBe("boolean");
-        readCreateSessionResponse(v);
+        expect(typeof readCreateCallRequest(v).ok).toBe("boolean");
+        expect(typeof readCreateCallRequest({ sdp: "v=0", client: v, ingress: w }).ok).toBe("boolean");
+        readCreateCallResponse(v);
       }),
       { numRuns: 500 },
     );
   });
 });
 
-describe("readCreateSessionResponse", () => {
+describe("readCreateCallResponse", () => {
   it("reads a 201 body and refuses one without callId or sdp", () => {
     const ok = { callId: "rtc_x", sdp: "v=0", etag: "e", clusterId: 1, transceiverId: 2 };
-    expect(readCreateSessionResponse(ok)).toEqual(ok);
-    expect(readCreateSessionResponse({ sdp: "v=0" })).toBeUndefined();
-    expect(readCreateSessionResponse({ callId: "rtc_x" })).toBeUndefined();
-    expect(readCreateSessionResponse(null)).toBeUndefined();
+    expect(readCreateCallResponse(ok)).toEqual(ok);
+    expect(readCreateCallResponse({ sdp: "v=0" })).toBeUndefined();
+    expect(readCreateCallResponse({ callId: "rtc_x" })).toBeUndefined();
+    expect(readCreateCallResponse(null)).toBeUndefined();
   });
 });

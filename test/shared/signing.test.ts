@@ -34,7 +34,7 @@ const headersOf = (h: Record<string, string>) => new Headers(h);
 const SELF = "transceiver:2/5";
 const parts: SignedParts = {
   method: "POST",
-  pathAndQuery: "/v1/sessions?x=1",
+  pathAndQuery: "/v1/calls?x=1",
   body,
   target: SELF,
   caller: "key=0123456789ab; net=203.0.113.0/24",
@@ -81,8 +81,8 @@ describe("sign → verify", async () => {
 
   it.each<[string, Partial<SignedParts>, Record<string, string>]>([
     ["method", { method: "PUT" }, signed],
-    ["path", { pathAndQuery: "/v1/sessions" }, signed],
-    ["query", { pathAndQuery: "/v1/sessions?x=2" }, signed],
+    ["path", { pathAndQuery: "/v1/calls" }, signed],
+    ["query", { pathAndQuery: "/v1/calls?x=2" }, signed],
     ["body", { body: new TextEncoder().encode('{"sdp":"v=1"}') }, signed],
     ["caller header", {}, { ...signed, [CALLER_HEADER]: "key=ffffffffffff; net=203.0.113.0/24" }],
     ["dropped caller header", {}, (({ [CALLER_HEADER]: _, ...rest }) => rest)(signed)],

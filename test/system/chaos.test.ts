@@ -98,7 +98,7 @@ class Caller {
     this.client = createTestClient();
     clients.push(this.client);
     this.#seen = 0;
-    await this.offer(`/v1/sessions/${this.callId}`, 200);
+    await this.offer(`/v1/calls/${this.callId}`, 200);
   }
 }
 
@@ -109,7 +109,7 @@ describe("chaos: kill -9 of one of two transceivers under 20 calls", { timeout: 
     const callers: Caller[] = [];
     for (let i = 0; i < CALLS; i++) {
       const c = new Caller(i + 1);
-      await c.offer("/v1/sessions", 201);
+      await c.offer("/v1/calls", 201);
       callers.push(c);
     }
     // Audio from everyone, echoes sampled, for the whole test.
@@ -140,7 +140,7 @@ describe("chaos: kill -9 of one of two transceivers under 20 calls", { timeout: 
         dead.map(async (c) => {
           const lastHeard = c.heardAt;
           for (;;) {
-            const r = await gw.call("GET", `/v1/sessions/${c.callId}`);
+            const r = await gw.call("GET", `/v1/calls/${c.callId}`);
             expect(r.status).not.toBe(500);
             const st = (await r.json()) as { state?: string; endReason?: string };
             if (st.state === "ended") {
@@ -163,7 +163,7 @@ describe("chaos: kill -9 of one of two transceivers under 20 calls", { timeout: 
       const checkAt = Date.now();
       await until(() => alive.every((c) => c.heardAt > checkAt), "the sibling's callers still hear");
       for (const c of alive) {
-        const st = (await (await gw.call("GET", `/v1/sessions/${c.callId}`)).json()) as { state: string };
+        const st = (await (await gw.call("GET", `/v1/calls/${c.callId}`)).json()) as { state: string };
         expect(st.state).toBe("connected");
       }
 

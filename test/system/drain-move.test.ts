@@ -69,7 +69,7 @@ describe("drain moves live calls to the sibling", { timeout: 120_000 }, () => {
     for (let i = 0; i < 4; i++) {
       const client = createTestClient();
       clients.push(client);
-      calls.push({ client, ...(await offer(client, "/v1/sessions")) });
+      calls.push({ client, ...(await offer(client, "/v1/calls")) });
     }
     for (const [i, c] of calls.entries()) await echoes(c.client, 10 + i);
     const victimId = calls[0]!.transceiverId;
@@ -88,7 +88,7 @@ describe("drain moves live calls to the sibling", { timeout: 120_000 }, () => {
       );
       const next = createTestClient();
       clients.push(next);
-      const r = await offer(next, `/v1/sessions/${c.callId}`);
+      const r = await offer(next, `/v1/calls/${c.callId}`);
       expect(r).toMatchObject({ status: 200, callId: c.callId });
       expect(r.transceiverId).not.toBe(victimId);
       await echoes(next, 30 + i);

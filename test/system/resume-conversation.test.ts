@@ -69,7 +69,7 @@ const send = (c: TestClient, o: unknown) => c.dc!.send(JSON.stringify(o));
 
 describe("the backend keeps the conversation across a kill -9", { timeout: 120_000 }, () => {
   it("items from before the crash are there after the resume on the sibling", async () => {
-    const a = await offer("/v1/sessions", 201);
+    const a = await offer("/v1/calls", 201);
     const created = await next(a.client, "session.created");
     expect(created).not.toHaveProperty("resumed");
     send(a.client, {
@@ -89,12 +89,12 @@ describe("the backend keeps the conversation across a kill -9", { timeout: 120_0
     process.kill(proc.child.pid!, "SIGKILL");
     await until(() => agent.kept.kept === 1, "the agent keeps the call whose transceiver vanished");
     for (;;) {
-      const st = (await (await gw.call("GET", `/v1/sessions/${a.callId}`)).json()) as { state?: string };
+      const st = (await (await gw.call("GET", `/v1/calls/${a.callId}`)).json()) as { state?: string };
       if (st.state === "ended") break;
       await new Promise((r) => setTimeout(r, 100));
     }
 
-    const b = await offer(`/v1/sessions/${a.callId}`, 200);
+    const b = await offer(`/v1/calls/${a.callId}`, 200);
     expect(b.callId).toBe(a.callId);
     expect(b.transceiverId).not.toBe(a.transceiverId);
     const again = await next(b.client, "session.created");

@@ -13,7 +13,7 @@ import { Talker } from "../security/support/call-system.ts";
 import { freeTcpPort } from "../support/ports.ts";
 import { signedCaller } from "../support/signed-call.ts";
 import { createTestClient, type TestClient } from "../transceiver/helpers/client.ts";
-import { quietLog, randomKeyring, type SessionStatus, until } from "../transceiver/helpers/harness.ts";
+import { type CallStatus, quietLog, randomKeyring, until } from "../transceiver/helpers/harness.ts";
 import { Switch } from "./switch.ts";
 
 let agent: EchoAgent;
@@ -22,7 +22,7 @@ let pop: Relay;
 let cluster: Relay;
 let sw: Switch;
 let client: TestClient;
-let status: () => Promise<SessionStatus>;
+let status: () => Promise<CallStatus>;
 
 beforeAll(async () => {
   const hintKeys = randomKeyring(1);
@@ -66,16 +66,16 @@ beforeAll(async () => {
   sw = await Switch.start(p.vip, vipTcp);
   client = createTestClient();
   const { call } = signedCaller(() => t.httpUrl, clusterSecret);
-  const r = await call("POST", "/v1/sessions", {
+  const r = await call("POST", "/v1/calls", {
     sdp: await client.createOffer(),
     client: { continent: "EU" },
     ingress: { vip: `127.0.0.1:${sw.insidePort}`, popId: 7 },
   });
-  if (r.status !== 201) throw new Error(`POST /v1/sessions: ${r.status} ${await r.text()}`);
+  if (r.status !== 201) throw new Error(`POST /v1/calls: ${r.status} ${await r.text()}`);
   const j = (await r.json()) as { callId: string; sdp: string };
   await client.setAnswer(j.sdp);
   await client.connected();
-  status = async () => (await (await call("GET", `/v1/sessions/${j.callId}`)).json()) as SessionStatus;
+  status = async () => (await (await call("GET", `/v1/calls/${j.callId}`)).json()) as CallStatus;
 }, 60_000);
 
 afterAll(async () => {

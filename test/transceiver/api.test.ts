@@ -26,12 +26,12 @@ const errorOf = async (r: Response) =>
   ((await r.json()) as { error: { type: string; code: string; message: string } }).error;
 
 async function post(body: unknown) {
-  return h.call("POST", "/v1/sessions", body as object);
+  return h.call("POST", "/v1/calls", body as object);
 }
 
 describe("request signing", () => {
   it("refuses unsigned, mis-signed, expired and replayed requests with 401", async () => {
-    const url = `${h.t.httpUrl}/v1/sessions`;
+    const url = `${h.t.httpUrl}/v1/calls`;
     const body = JSON.stringify({ sdp: offer });
     const plain = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
     expect(plain.status).toBe(401);
@@ -42,7 +42,7 @@ describe("request signing", () => {
       wrongKey,
       {
         method: "POST",
-        pathAndQuery: "/v1/sessions",
+        pathAndQuery: "/v1/calls",
         body: new TextEncoder().encode(body),
         target: "transceiver:1/1",
       },
@@ -62,7 +62,7 @@ describe("request signing", () => {
       key,
       {
         method: "POST",
-        pathAndQuery: "/v1/sessions",
+        pathAndQuery: "/v1/calls",
         body: new TextEncoder().encode(body),
         target: "transceiver:1/1",
       },
@@ -82,7 +82,7 @@ describe("request signing", () => {
       key,
       {
         method: "POST",
-        pathAndQuery: "/v1/sessions",
+        pathAndQuery: "/v1/calls",
         body: new TextEncoder().encode("{}"),
         target: "transceiver:1/1",
       },
@@ -97,7 +97,7 @@ describe("request signing", () => {
     expect(r3.status).toBe(401);
 
     // The same signed request twice: the second is a replay.
-    const path = "/v1/sessions/rtc_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+    const path = "/v1/calls/rtc_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
     const once = await signRequest(
       key,
       { method: "GET", pathAndQuery: path, body: new Uint8Array(0), target: "transceiver:1/1" },
@@ -161,17 +161,13 @@ describe("bad input gets a precise 4xx and leaves other sessions alone", () => {
       expect({ status: r.status, code: e.code }).toEqual({ status, code });
       if (msg) expect(e.message).toMatch(msg);
     }
-    const notJson = await h.call("POST", "/v1/sessions", "{nope");
+    const notJson = await h.call("POST", "/v1/calls", "{nope");
     expect([notJson.status, (await errorOf(notJson)).code]).toEqual([400, "body_malformed"]);
-    const wrongType = await h.call("POST", "/v1/sessions", JSON.stringify({ sdp: offer }), {
+    const wrongType = await h.call("POST", "/v1/calls", JSON.stringify({ sdp: offer }), {
       "content-type": "application/sdp",
     });
     expect([wrongType.status, (await errorOf(wrongType)).code]).toEqual([415, "unsupported_media_type"]);
-    const huge = await h.call(
-      "POST",
-      "/v1/sessions",
-      JSON.stringify({ sdp: "v=0", pad: "x".repeat(300_000) }),
-    );
+    const huge = await h.call("POST", "/v1/calls", JSON.stringify({ sdp: "v=0", pad: "x".repeat(300_000) }));
     expect(huge.status).toBe(413);
     // The connected client still gets its echo.
     client.dc!.send(JSON.stringify({ type: "ping" }));
@@ -190,30 +186,30 @@ describe("bad input gets a precise 4xx and leaves other sessions alone", () => {
     await c.close();
     const { callId } = (await r.json()) as { callId: string };
     // werift was never given the .local candidate (it would open a multicast socket and wait).
-    const remote = h.t.sessions.get(callId)!.pc.remoteDescription!.sdp;
+    const remote = h.t.calls.get(callId)!.pc.remoteDescription!.sdp;
     expect(withMdns).toContain(".local");
     expect(remote).not.toContain(".local");
     expect(remote).not.toContain("a=end-of-candidates");
-    expect((await h.call("DELETE", `/v1/sessions/${callId}`)).status).toBe(204);
+    expect((await h.call("DELETE", `/v1/calls/${callId}`)).status).toBe(204);
   });
 
   it("distinguishes malformed, forged, unknown, ended and misrouted call ids", async () => {
-    const malformed = await h.call("GET", "/v1/sessions/not-a-call");
+    const malformed = await h.call("GET", "/v1/calls/not-a-call");
     expect([malformed.status, (await errorOf(malformed)).code]).toEqual([400, "call_id_malformed"]);
     const forgedId = mintCallId(1, 1, new Uint8Array(randomBytes(15)), nodeMac(randomKeyring(2)));
-    const forged = await h.call("GET", `/v1/sessions/${forgedId}`);
+    const forged = await h.call("GET", `/v1/calls/${forgedId}`);
     expect([forged.status, (await errorOf(forged)).code]).toEqual([404, "call_id_unknown"]);
-    const oldVersion = await h.call("GET", `/v1/sessions/rtc_${"A".repeat(48)}`);
+    const oldVersion = await h.call("GET", `/v1/calls/rtc_${"A".repeat(48)}`);
     expect([oldVersion.status, (await errorOf(oldVersion)).code]).toEqual([400, "call_id_malformed"]);
     const r = await post({ sdp: offer.replace(/a=ice-ufrag:(\S+)/g, "a=ice-ufrag:zzzz") });
     expect(r.status).toBe(201);
     const { callId } = (await r.json()) as { callId: string };
     const dup = await post({ sdp: offer.replace(/a=ice-ufrag:(\S+)/g, "a=ice-ufrag:zzzz") });
     expect([dup.status, (await errorOf(dup)).code]).toEqual([409, "duplicate_offer"]);
-    expect((await h.call("DELETE", `/v1/sessions/${callId}`)).status).toBe(204);
-    const again = await h.call("DELETE", `/v1/sessions/${callId}`);
+    expect((await h.call("DELETE", `/v1/calls/${callId}`)).status).toBe(204);
+    const again = await h.call("DELETE", `/v1/calls/${callId}`);
     expect([again.status, (await errorOf(again)).code]).toEqual([404, "call_ended"]);
-    const st = await h.call("GET", `/v1/sessions/${callId}`);
+    const st = await h.call("GET", `/v1/calls/${callId}`);
     expect(st.status).toBe(200);
     expect(((await st.json()) as { state: string }).state).toBe("ended");
     // A genuine call id of another transceiver (same keys) is misrouted.
@@ -222,12 +218,12 @@ describe("bad input gets a precise 4xx and leaves other sessions alone", () => {
       { agent: h.agent },
     );
     try {
-      const r2 = await other.call("POST", "/v1/sessions", {
+      const r2 = await other.call("POST", "/v1/calls", {
         sdp: offer.replace(/a=ice-ufrag:(\S+)/g, "a=ice-ufrag:yyyy"),
       });
       expect(r2.status).toBe(201);
       const { callId: foreign } = (await r2.json()) as { callId: string };
-      const mis = await h.call("GET", `/v1/sessions/${foreign}`);
+      const mis = await h.call("GET", `/v1/calls/${foreign}`);
       expect([mis.status, (await errorOf(mis)).code]).toEqual([404, "wrong_transceiver"]);
     } finally {
       await other.close();
@@ -240,8 +236,8 @@ describe("WHIP PATCH", () => {
     const r = await post({ sdp: offer.replace(/a=ice-ufrag:(\S+)/g, "a=ice-ufrag:wwww") });
     const { callId, etag } = (await r.json()) as { callId: string; etag: string };
     expect(r.headers.get("etag")).toBe(`"${etag}"`);
-    expect(r.headers.get("location")).toBe(`/v1/sessions/${callId}`);
-    const path = `/v1/sessions/${callId}`;
+    expect(r.headers.get("location")).toBe(`/v1/calls/${callId}`);
+    const path = `/v1/calls/${callId}`;
     const frag = "a=candidate:1 1 udp 2122260223 127.0.0.1 5000 typ host\r\na=end-of-candidates\r\n";
     const type = { "content-type": "application/trickle-ice-sdpfrag" };
     const noIf = await h.call("PATCH", path, frag, type);
@@ -289,12 +285,12 @@ describe("capacity", () => {
     expect(ready.status).toBe(503);
     const health = (await (await fetch(`${h.t.httpUrl}/healthz`)).json()) as Record<string, unknown>;
     expect(health).toMatchObject({ status: "ok", clusterId: 1, load: 3, capacity: 3, transceivers: 1 });
-    for (const id of ids) await h.call("DELETE", `/v1/sessions/${id}`);
+    for (const id of ids) await h.call("DELETE", `/v1/calls/${id}`);
     const ok = await post({ sdp: offer.replace(/a=ice-ufrag:(\S+)/g, "a=ice-ufrag:back") });
     expect(ok.status).toBe(201);
-    await h.call("DELETE", `/v1/sessions/${((await ok.json()) as { callId: string }).callId}`);
+    await h.call("DELETE", `/v1/calls/${((await ok.json()) as { callId: string }).callId}`);
     const metrics = await (await fetch(`${h.t.httpUrl}/metrics`)).text();
-    expect(metrics).toMatch(/gr_sessions_failed_total\{cluster="1",reason="at_capacity"\} [1-9]/);
+    expect(metrics).toMatch(/gr_transceiver_calls_failed_total\{cluster="1",reason="at_capacity"\} [1-9]/);
   });
 });
 
@@ -346,7 +342,7 @@ describe("WebSocket signalling", () => {
 
 describe("routing on Hono (the node:http adapter)", () => {
   it("names the wrong method (405 + Allow), an unknown route (404), and a path that is no call id (400)", async () => {
-    const get = await h.call("GET", "/v1/sessions");
+    const get = await h.call("GET", "/v1/calls");
     expect([get.status, get.headers.get("allow"), (await errorOf(get)).code]).toEqual([
       405,
       "GET, POST, PATCH, DELETE",
@@ -354,7 +350,7 @@ describe("routing on Hono (the node:http adapter)", () => {
     ]);
     const unknown = await fetch(`${h.t.httpUrl}/v2/anything`);
     expect([unknown.status, (await errorOf(unknown)).code]).toEqual([404, "not_found"]);
-    for (const path of ["/v1/sessions/a/b", "/v1/sessions/", `/v1/sessions/${"x".repeat(129)}`]) {
+    for (const path of ["/v1/calls/a/b", "/v1/calls/", `/v1/calls/${"x".repeat(129)}`]) {
       const r = await h.call("GET", path);
       expect([path, r.status, (await errorOf(r)).code]).toEqual([path, 400, "call_id_malformed"]);
     }
@@ -372,7 +368,7 @@ describe("routing on Hono (the node:http adapter)", () => {
         else ctl.close();
       },
     });
-    const r = await fetch(`${h.t.httpUrl}/v1/sessions`, {
+    const r = await fetch(`${h.t.httpUrl}/v1/calls`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body,

@@ -12,7 +12,7 @@ describe("hangup", () => {
       const other = await h.connectClient();
       const dtls = client.pc.dtlsTransports[0]!;
       expect(dtls.state).toBe("connected");
-      const del = await h.call("DELETE", `/v1/sessions/${callId}`);
+      const del = await h.call("DELETE", `/v1/calls/${callId}`);
       expect(del.status).toBe(204);
       // Without the alert the werift client would stay "connected" for the whole consent timeout.
       await until(() => dtls.state === "closed", "client DTLS closed by close_notify");

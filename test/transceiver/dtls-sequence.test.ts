@@ -38,7 +38,7 @@ describe("DTLS record sequence numbers", () => {
         },
         () => `12 application records from the transceiver (saw ${appRecords})`,
       );
-      const del = await h.call("DELETE", `/v1/sessions/${callId}`);
+      const del = await h.call("DELETE", `/v1/calls/${callId}`);
       expect(del.status).toBe(204);
       await until(() => closeNotify !== "", "the close_notify record");
       expect(repeats).toEqual([]);

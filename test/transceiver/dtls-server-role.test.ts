@@ -36,7 +36,7 @@ function loseFirst(match: (b: Buffer) => boolean): { drop: (b: Buffer) => boolea
 async function offerActive(h: Harness): Promise<{ client: TestClient; answer: string }> {
   const client = createTestClient();
   const offer = (await client.createOffer()).replaceAll("a=setup:actpass", "a=setup:active");
-  const res = await h.call("POST", "/v1/sessions", {
+  const res = await h.call("POST", "/v1/calls", {
     sdp: offer,
     client: { region: "test", continent: "EU" },
     ingress: { vip: `${h.relay.vip.host}:${h.relay.vip.port}`, popId: 1 },

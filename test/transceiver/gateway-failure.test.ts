@@ -75,7 +75,7 @@ afterAll(async () => {
 
 async function callOn(id: number): Promise<string> {
   for (let i = 0; i < 6; i++) {
-    const r = await call("POST", "/v1/sessions", { sdp: uniqueOffer() });
+    const r = await call("POST", "/v1/calls", { sdp: uniqueOffer() });
     expect(r.status).toBe(201);
     const callId = ((await r.json()) as { callId: string }).callId;
     if (transceiverOfCallId(callId) === id) return callId;
@@ -89,7 +89,7 @@ describe("gateway and a transceiver that died", () => {
     const alive = await callOn(1);
     await t2.stop(); // its HTTP port now refuses connections
     // The first follow-up finds the connection refused: the gateway answers for the call.
-    const st = await call("GET", `/v1/sessions/${dead}`);
+    const st = await call("GET", `/v1/calls/${dead}`);
     expect(st.status).toBe(200);
     expect(await st.json()).toMatchObject({
       callId: dead,
@@ -100,17 +100,17 @@ describe("gateway and a transceiver that died", () => {
     });
     expect(g.members.get(2)!.healthy).toBe(false);
     for (const method of ["DELETE", "PATCH"]) {
-      const r = await call(method, `/v1/sessions/${dead}`, method === "PATCH" ? "a=mid:0\r\n" : undefined, {
+      const r = await call(method, `/v1/calls/${dead}`, method === "PATCH" ? "a=mid:0\r\n" : undefined, {
         "content-type": "application/trickle-ice-sdpfrag",
       });
       expect(r.status).toBe(404);
       expect(((await r.json()) as { error: { code: string } }).error.code).toBe("call_ended");
     }
     // The sibling's call is untouched and new calls go there.
-    expect(((await (await call("GET", `/v1/sessions/${alive}`)).json()) as { state: string }).state).not.toBe(
+    expect(((await (await call("GET", `/v1/calls/${alive}`)).json()) as { state: string }).state).not.toBe(
       "ended",
     );
-    const fresh = await call("POST", "/v1/sessions", { sdp: uniqueOffer() });
+    const fresh = await call("POST", "/v1/calls", { sdp: uniqueOffer() });
     expect(fresh.status).toBe(201);
     expect(transceiverOfCallId(((await fresh.json()) as { callId: string }).callId)).toBe(1);
     // Probes agree; the failure is counted once.
@@ -123,7 +123,7 @@ describe("gateway and a transceiver that died", () => {
 
   it("a call id naming a transceiver it never knew is still unknown, not ended", async () => {
     const foreign = `rtc_${Buffer.from([0x12, 0, 1, 0, 9, ...randomBytes(31)]).toString("base64url")}`;
-    const r = await call("GET", `/v1/sessions/${foreign}`);
+    const r = await call("GET", `/v1/calls/${foreign}`);
     expect(r.status).toBe(404);
     expect(((await r.json()) as { error: { code: string } }).error.code).toBe("call_id_unknown");
   });
@@ -131,18 +131,16 @@ describe("gateway and a transceiver that died", () => {
   it("resumes a dead transceiver's call on the sibling under the same id; a second replica finds it", async () => {
     // t2 is down since the first test; this call was on it.
     const dead = mintCallId(1, 2, randomBytes(15), nodeMac(callIdKeys));
-    const r = await call("POST", `/v1/sessions/${dead}`, { sdp: uniqueOffer() });
+    const r = await call("POST", `/v1/calls/${dead}`, { sdp: uniqueOffer() });
     const body = (await r.json()) as { callId: string; transceiverId: number; sdp: string };
     expect(r.status, JSON.stringify(body)).toBe(200);
     expect(body).toMatchObject({ callId: dead, transceiverId: 1 });
-    expect(t1.sessions.has(dead)).toBe(true);
+    expect(t1.calls.has(dead)).toBe(true);
     expect(g.moved.get(dead)).toBe(1);
     // Follow-ups go where it lives now.
-    expect(((await (await call("GET", `/v1/sessions/${dead}`)).json()) as { callId: string }).callId).toBe(
-      dead,
-    );
+    expect(((await (await call("GET", `/v1/calls/${dead}`)).json()) as { callId: string }).callId).toBe(dead);
     // A live call is not resumed a second time.
-    const twice = await call("POST", `/v1/sessions/${dead}`, { sdp: uniqueOffer() });
+    const twice = await call("POST", `/v1/calls/${dead}`, { sdp: uniqueOffer() });
     expect(twice.status).toBe(409);
     // Another gateway replica never saw the resume: it asks the live members and remembers.
     const replica = await Gateway.start(
@@ -151,15 +149,15 @@ describe("gateway and a transceiver that died", () => {
     );
     try {
       const other = signedCaller(() => replica.url, secret, { clusterId: 1 });
-      const st = await other.call("GET", `/v1/sessions/${dead}`);
+      const st = await other.call("GET", `/v1/calls/${dead}`);
       expect(st.status).toBe(200);
       expect(((await st.json()) as { transceiverId: number }).transceiverId).toBe(1);
       expect(replica.moved.get(dead)).toBe(1);
-      expect((await other.call("DELETE", `/v1/sessions/${dead}`)).status).toBe(204);
+      expect((await other.call("DELETE", `/v1/calls/${dead}`)).status).toBe(204);
     } finally {
       await replica.stop();
     }
-    expect(t1.sessions.has(dead)).toBe(false);
+    expect(t1.calls.has(dead)).toBe(false);
   });
 
   it("a transceiver resumes only authentic call ids of its own cluster", async () => {
@@ -171,7 +169,7 @@ describe("gateway and a transceiver that died", () => {
       [forged, "call_id_unknown"],
       ["rtc_short", "call_id_malformed"],
     ] as const) {
-      const r = await direct.call("POST", `/v1/sessions/${id}`, { sdp: uniqueOffer() });
+      const r = await direct.call("POST", `/v1/calls/${id}`, { sdp: uniqueOffer() });
       expect([400, 404]).toContain(r.status);
       expect(((await r.json()) as { error: { code: string } }).error.code, id).toBe(code);
     }

@@ -50,24 +50,24 @@ function raw(text: string): Promise<string> {
 
 describe("gateway under hostile requests", () => {
   it("unsigned, forged or replayed requests are 401 before anything else", async () => {
-    expect((await fetch(`${g.url}/v1/sessions`, { method: "POST", body: "{}" })).status).toBe(401);
-    expect((await fetch(`${g.url}/v1/sessions/rtc_x`, { method: "DELETE" })).status).toBe(401);
-    const headers = await signedHeaders("GET", "/v1/sessions/rtc_x");
-    const first = await fetch(`${g.url}/v1/sessions/rtc_x`, { headers });
+    expect((await fetch(`${g.url}/v1/calls`, { method: "POST", body: "{}" })).status).toBe(401);
+    expect((await fetch(`${g.url}/v1/calls/rtc_x`, { method: "DELETE" })).status).toBe(401);
+    const headers = await signedHeaders("GET", "/v1/calls/rtc_x");
+    const first = await fetch(`${g.url}/v1/calls/rtc_x`, { headers });
     expect(first.status).toBe(400); // call_id_malformed, after the signature
-    const replay = await fetch(`${g.url}/v1/sessions/rtc_x`, { headers });
+    const replay = await fetch(`${g.url}/v1/calls/rtc_x`, { headers });
     expect(replay.status).toBe(401);
     expect(await codeOf(replay)).toBe("unauthorized");
     // Signed for one path, sent to another.
-    const moved = await fetch(`${g.url}/v1/sessions/rtc_y`, {
-      headers: await signedHeaders("GET", "/v1/sessions/rtc_x"),
+    const moved = await fetch(`${g.url}/v1/calls/rtc_y`, {
+      headers: await signedHeaders("GET", "/v1/calls/rtc_x"),
     });
     expect(moved.status).toBe(401);
   });
 
   it("bodies over 256 KiB are 413, declared or streamed", async () => {
     const big = "x".repeat(300 * 1024);
-    const declared = await call("POST", "/v1/sessions", big, { "content-type": "application/json" });
+    const declared = await call("POST", "/v1/calls", big, { "content-type": "application/json" });
     expect(declared.status).toBe(413);
     expect(await codeOf(declared)).toBe("body_too_large");
     const streamed = await new Promise<number>((resolve, reject) => {
@@ -77,7 +77,7 @@ describe("gateway under hostile requests", () => {
           host: u.hostname,
           port: u.port,
           method: "POST",
-          path: "/v1/sessions",
+          path: "/v1/calls",
           headers: { "transfer-encoding": "chunked" },
         },
         (res) => {
@@ -93,9 +93,9 @@ describe("gateway under hostile requests", () => {
   });
 
   it("odd methods, paths and Host headers get JSON errors, never 500", async () => {
-    expect((await call("PUT", "/v1/sessions", "{}")).status).toBe(405);
+    expect((await call("PUT", "/v1/calls", "{}")).status).toBe(405);
     expect((await fetch(`${g.url}/nope`)).status).toBe(404);
-    expect((await fetch(`${g.url}/v1/sessions/a/b`)).status).toBe(404);
+    expect((await fetch(`${g.url}/v1/calls/a/b`)).status).toBe(404);
     const garbage = await raw("GET /healthz HTTP/1.1\r\nHost: [::1\r\nConnection: close\r\n\r\n");
     expect(garbage).toMatch(/^HTTP\/1\.1 (200|400) /);
     const absolute = await raw(

@@ -114,7 +114,7 @@ describe("gateway with static members (/healthz polls)", () => {
   it("spreads sessions over the least loaded, routes follow-ups by call id, retries on 503", async () => {
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) {
-      const r = await call(g.url, "POST", "/v1/sessions", { sdp: uniqueOffer() });
+      const r = await call(g.url, "POST", "/v1/calls", { sdp: uniqueOffer() });
       expect(r.status).toBe(201);
       ids.push(((await r.json()) as { callId: string }).callId);
     }
@@ -122,7 +122,7 @@ describe("gateway with static members (/healthz polls)", () => {
     expect(owners.filter((o) => o === 1)).toHaveLength(2);
     expect(owners.filter((o) => o === 2)).toHaveLength(2);
     for (const id of ids) {
-      const st = await call(g.url, "GET", `/v1/sessions/${id}`);
+      const st = await call(g.url, "GET", `/v1/calls/${id}`);
       expect(st.status).toBe(200);
       expect(((await st.json()) as { callId: string }).callId).toBe(id);
     }
@@ -131,7 +131,7 @@ describe("gateway with static members (/healthz polls)", () => {
     const direct = await call(
       t1.httpUrl,
       "POST",
-      "/v1/sessions",
+      "/v1/calls",
       { sdp: uniqueOffer() },
       {},
       { clusterId: 1, transceiverId: 1 },
@@ -139,36 +139,36 @@ describe("gateway with static members (/healthz polls)", () => {
     expect(direct.status).toBe(201);
     await g.poll();
     (g.members.get(1) as { load: number }).load = 0;
-    const retried = await call(g.url, "POST", "/v1/sessions", { sdp: uniqueOffer() });
+    const retried = await call(g.url, "POST", "/v1/calls", { sdp: uniqueOffer() });
     expect(retried.status).toBe(201);
     expect(transceiverOfCallId(((await retried.json()) as { callId: string }).callId)).toBe(2);
     expect(g.registry.render()).toMatch(/gr_gateway_retries_total 1/);
     // Both full now: 503 with Retry-After.
     await g.poll();
-    const full = await call(g.url, "POST", "/v1/sessions", { sdp: uniqueOffer() });
+    const full = await call(g.url, "POST", "/v1/calls", { sdp: uniqueOffer() });
     expect(full.status).toBe(503);
     expect(full.headers.get("retry-after")).toBe("2");
     const health = (await (await fetch(`${g.url}/healthz`)).json()) as Record<string, unknown>;
     expect(health).toEqual({ status: "ok", clusterId: 1, load: 6, capacity: 6, transceivers: 2 });
-    const del = await call(g.url, "DELETE", `/v1/sessions/${ids[0]}`);
+    const del = await call(g.url, "DELETE", `/v1/calls/${ids[0]}`);
     expect(del.status).toBe(204);
-    expect(t1.sessions.has(ids[0]!) || t2.sessions.has(ids[0]!)).toBe(false);
+    expect(t1.calls.has(ids[0]!) || t2.calls.has(ids[0]!)).toBe(false);
   });
 
   it("checks signatures itself and rejects malformed or foreign call ids", async () => {
-    const unsigned = await fetch(`${g.url}/v1/sessions`, { method: "POST", body: "{}" });
+    const unsigned = await fetch(`${g.url}/v1/calls`, { method: "POST", body: "{}" });
     expect(unsigned.status).toBe(401);
-    const bad = await call(g.url, "GET", "/v1/sessions/rtc_short");
+    const bad = await call(g.url, "GET", "/v1/calls/rtc_short");
     expect(bad.status).toBe(400);
     const elsewhere = `rtc_${Buffer.from([0x12, 0, 1, 0, 9, ...randomBytes(31)]).toString("base64url")}`;
     expect(transceiverOfCallId(elsewhere)).toBe(9);
-    const unknown = await call(g.url, "GET", `/v1/sessions/${elsewhere}`);
+    const unknown = await call(g.url, "GET", `/v1/calls/${elsewhere}`);
     expect(unknown.status).toBe(404);
   });
 
   it("passes the WebSocket signalling through to a transceiver", async () => {
-    for (const id of [...t1.sessions.keys()]) t1.hangup(id);
-    for (const id of [...t2.sessions.keys()]) t2.hangup(id);
+    for (const id of [...t1.calls.keys()]) t1.hangup(id);
+    for (const id of [...t2.calls.keys()]) t2.hangup(id);
     await g.poll();
     const path = "/v1/ws";
     const headers = await signRequest(
@@ -198,7 +198,7 @@ describe("gateway with static members (/healthz polls)", () => {
     const held = await call(
       t2.httpUrl,
       "POST",
-      "/v1/sessions",
+      "/v1/calls",
       { sdp: uniqueOffer() },
       {},
       { clusterId: 1, transceiverId: 2 },
@@ -208,7 +208,7 @@ describe("gateway with static members (/healthz polls)", () => {
     await g.poll();
     expect(g.candidates().map((m) => m.id)).toEqual([1]);
     for (let i = 0; i < 2; i++) {
-      const r = await call(g.url, "POST", "/v1/sessions", { sdp: uniqueOffer() });
+      const r = await call(g.url, "POST", "/v1/calls", { sdp: uniqueOffer() });
       expect(r.status).toBe(201);
       expect(transceiverOfCallId(((await r.json()) as { callId: string }).callId)).toBe(1);
     }
@@ -263,14 +263,14 @@ describe("membership through a real redis-server", () => {
         clusterId: 1,
         transceiverId: 11,
         backbone: t1.backbone,
-        signallingUrl: t1.httpUrl,
+        apiUrl: t1.httpUrl,
         capacity: 5,
         draining: false,
       });
       const ttl = await reader.redis.pttl(transceiverKey(1, 11));
       expect(ttl).toBeGreaterThan(0);
       await until(() => g.members.size === 2, "both members seen");
-      const r = await call(g.url, "POST", "/v1/sessions", { sdp: uniqueOffer() });
+      const r = await call(g.url, "POST", "/v1/calls", { sdp: uniqueOffer() });
       expect(r.status).toBe(201);
       const { callId } = (await r.json()) as { callId: string };
       expect([11, 12]).toContain(transceiverOfCallId(callId));

@@ -1,4 +1,4 @@
-// Session lifecycle with real werift clients: a dead client is detected through consent
+// Call lifecycle with real werift clients: a dead client is detected through consent
 // freshness, the maximum duration, a client that never connects, drain, and backends that are
 // slow or gone. Each case has its own transceiver (short timers through config), run concurrently.
 import { createServer } from "node:net";
@@ -6,10 +6,10 @@ import { describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
 import { FlowCloseReason } from "../../shared/backbone/frame.ts";
 import { createTestClient } from "./helpers/client.ts";
-import { type Harness, type SessionStatus, sleep, startHarness, until } from "./helpers/harness.ts";
+import { type CallStatus, type Harness, sleep, startHarness, until } from "./helpers/harness.ts";
 
-async function status(h: Harness, callId: string): Promise<SessionStatus> {
-  return (await (await h.call("GET", `/v1/sessions/${callId}`)).json()) as SessionStatus;
+async function status(h: Harness, callId: string): Promise<CallStatus> {
+  return (await (await h.call("GET", `/v1/calls/${callId}`)).json()) as CallStatus;
 }
 
 async function withHarness(
@@ -55,12 +55,14 @@ describe.concurrent("lifecycle", () => {
   it("ends a session whose client never connects", async () => {
     await withHarness({ setupTimeoutMs: 1500 }, async (h) => {
       const c = createTestClient();
-      const r = await h.call("POST", "/v1/sessions", { sdp: await c.createOffer() });
+      const r = await h.call("POST", "/v1/calls", { sdp: await c.createOffer() });
       const { callId } = (await r.json()) as { callId: string };
       await c.close();
       await until(async () => (await status(h, callId)).state === "ended", "setup timeout");
       expect((await status(h, callId)).endReason).toBe("setup_timeout");
-      expect(h.t.metrics.render()).toMatch(/gr_sessions_ended_total\{cluster="1",reason="setup_timeout"\} 1/);
+      expect(h.t.metrics.render()).toMatch(
+        /gr_transceiver_calls_ended_total\{cluster="1",reason="setup_timeout"\} 1/,
+      );
     });
   });
 
@@ -69,7 +71,7 @@ describe.concurrent("lifecycle", () => {
       const { client, callId } = await h.connectClient();
       const drained = h.t.drain();
       const c = createTestClient();
-      const r = await h.call("POST", "/v1/sessions", { sdp: await c.createOffer() });
+      const r = await h.call("POST", "/v1/calls", { sdp: await c.createOffer() });
       await c.close();
       expect(r.status).toBe(503);
       expect(r.headers.get("retry-after")).toBe("5");
@@ -134,7 +136,7 @@ describe.concurrent("lifecycle", () => {
         expect((await status(h, callId)).endReason).toBe("backend_closed");
         expect(client.messages.some((m) => m.includes("transceiver.backend_unavailable"))).toBe(true);
         expect(h.t.metrics.render()).toMatch(
-          /gr_sessions_ended_total\{cluster="1",reason="backend_closed"\} 1/,
+          /gr_transceiver_calls_ended_total\{cluster="1",reason="backend_closed"\} 1/,
         );
       });
     } finally {

@@ -9,10 +9,10 @@ import { FlowCloseReason, FrameType } from "../../shared/backbone/frame.ts";
 import { encodeBindingRequest } from "../../shared/stun/writer.ts";
 import { clientApplyRestartAnswer, clientRestartFrag, type TestClient } from "./helpers/client.ts";
 import {
+  type CallStatus,
   type Harness,
   quietLog,
   randomKeyring,
-  type SessionStatus,
   sleep,
   startHarness,
   until,
@@ -26,10 +26,10 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function status(callId: string): Promise<SessionStatus> {
-  const r = await h.call("GET", `/v1/sessions/${callId}`);
+async function status(callId: string): Promise<CallStatus> {
+  const r = await h.call("GET", `/v1/calls/${callId}`);
   expect(r.status).toBe(200);
-  return (await r.json()) as SessionStatus;
+  return (await r.json()) as CallStatus;
 }
 
 /** Sends n packets (20 ms apart) with payloads tagged `tag`, returns the payloads sent. */
@@ -116,7 +116,7 @@ describe("media through the shared socket", () => {
     await until(() => echoed(client, 2).length >= 10, "echo before restart");
     const before = await status(callId);
     const frag = await clientRestartFrag(client);
-    const r = await h.call("PATCH", `/v1/sessions/${callId}`, frag, {
+    const r = await h.call("PATCH", `/v1/calls/${callId}`, frag, {
       "content-type": "application/trickle-ice-sdpfrag",
       "if-match": "*",
     });
@@ -139,7 +139,7 @@ describe("media through the shared socket", () => {
     expect(after.state).toBe("connected");
     expect(after.iceRestarts).toBe(before.iceRestarts + 1);
     // The old ETag is stale now.
-    const stale = await h.call("PATCH", `/v1/sessions/${callId}`, "a=end-of-candidates\r\n", {
+    const stale = await h.call("PATCH", `/v1/calls/${callId}`, "a=end-of-candidates\r\n", {
       "content-type": "application/trickle-ice-sdpfrag",
       "if-match": `"${etag}"`,
     });
@@ -273,14 +273,14 @@ describe("media through the shared socket", () => {
   it("hang-up ends the session and sends flowClose for the client's address", async () => {
     const { callId } = await h.connectClient();
     const addr = (await status(callId)).clientAddress;
-    const r = await h.call("DELETE", `/v1/sessions/${callId}`);
+    const r = await h.call("DELETE", `/v1/calls/${callId}`);
     expect(r.status).toBe(204);
     await until(() => h.relay.flowCloses.some((f) => f.address === addr), "flowClose");
     expect(h.relay.flowCloses.find((f) => f.address === addr)!.reason).toBe(FlowCloseReason.hangup);
     const st = await status(callId);
     expect(st.state).toBe("ended");
     expect(st.endReason).toBe("hangup");
-    expect((await h.call("DELETE", `/v1/sessions/${callId}`)).status).toBe(404);
+    expect((await h.call("DELETE", `/v1/calls/${callId}`)).status).toBe(404);
   });
 
   it("drops and counts garbage on the UDP socket, answers pings, and keeps sessions working", async () => {
@@ -349,7 +349,7 @@ describe("in-process echo backend (BACKEND_URL=internal:echo)", () => {
       await until(() => echoed(client, 10).length >= 20 && pong(), "in-process echo");
       expect(echoed(client, 10)).toEqual(sent);
       expect(JSON.parse(client.messages[0]!).type).toBe("session.created");
-      const st = (await (await h2.call("GET", `/v1/sessions/${callId}`)).json()) as SessionStatus;
+      const st = (await (await h2.call("GET", `/v1/calls/${callId}`)).json()) as CallStatus;
       expect(st.backend.state).toBe("open");
       expect(st.backend.framesFromBackend).toBeGreaterThanOrEqual(20);
       expect(h2.agent.connections).toBe(0);
@@ -371,20 +371,20 @@ describe("clean-up and media metrics", () => {
         const count = (name: string) =>
           Number(new RegExp(`^${name}_count\\{cluster="1",region="EU"\\} (\\d+)`, "m").exec(m)?.[1] ?? 0);
         return (
-          count("gr_ice_rtt_seconds") > 0 &&
-          count("gr_rtcp_rtt_seconds") > 0 &&
-          count("gr_jitter_seconds") > 0 &&
-          count("gr_packet_loss_ratio") > 0
+          count("gr_transceiver_ice_rtt_seconds") > 0 &&
+          count("gr_transceiver_rtcp_rtt_seconds") > 0 &&
+          count("gr_transceiver_jitter_seconds") > 0 &&
+          count("gr_transceiver_packet_loss_ratio") > 0
         );
       }, "RTT, jitter and loss samples");
       expect(h3.t.mux.ufragCount).toBe(3);
       expect(h3.t.mux.pathCount).toBeGreaterThanOrEqual(3);
       for (const { callId } of calls)
-        expect((await h3.call("DELETE", `/v1/sessions/${callId}`)).status).toBe(204);
+        expect((await h3.call("DELETE", `/v1/calls/${callId}`)).status).toBe(204);
       for (const { client } of calls) await client.close();
       await until(() => h3.t.mux.pathCount === 0, "paths released");
       expect(h3.t.mux.ufragCount).toBe(0);
-      expect(h3.t.sessions.size).toBe(0);
+      expect(h3.t.calls.size).toBe(0);
       // werift's own timers of closed peer connections are gone too (a few seconds for its last ones).
       await until(
         () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length <= before + 2,

@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { hmacSha1 } from "../../regional/common/hmac.ts";
-import { type ClientPath, Mux, type MuxSession, type PathKey } from "../../regional/transceiver/core/mux.ts";
+import { type ClientPath, Mux, type MuxCall, type PathKey } from "../../regional/transceiver/core/mux.ts";
 import type { DropReason } from "../../regional/transceiver/metrics.ts";
 import { parseIpv4, parseIpv6, writeIpv4 } from "../../shared/backbone/address.ts";
 import { decodeFrameHeader, FrameType, newFrameHeader } from "../../shared/backbone/frame.ts";
@@ -23,7 +23,7 @@ function header(ip: string, port: number, popId = 1) {
 }
 
 /** Accepts every authenticated check (binds its address), like a session whose paths validated. */
-class FakeSession implements MuxSession {
+class FakeCall implements MuxCall {
   checks: ClientPath[] = [];
   data: ClientPath[] = [];
   lost: ClientPath[] = [];
@@ -73,7 +73,7 @@ const rtp = Buffer.from([0x80, 111, 0, 1, 0, 0, 0, 1, 0, 0, 0, 2, 9, 9]);
 describe("Mux", () => {
   it("binds an address only after a check that passes MESSAGE-INTEGRITY", () => {
     const { mux, drops } = setup();
-    const s = new FakeSession(() => mux);
+    const s = new FakeCall(() => mux);
     mux.addUfrag("UFRAG1", enc.encode("p".repeat(32)), s);
     mux.handle(rtp, header("10.0.0.1", 5000), "127.0.0.1", 4000);
     expect(drops).toEqual(["unknown_address"]);
@@ -97,7 +97,7 @@ describe("Mux", () => {
 
   it("replies along the path with the frame header echoed, and follows a relay change", () => {
     const { mux, sent } = setup();
-    const s = new FakeSession(() => mux);
+    const s = new FakeCall(() => mux);
     mux.addUfrag("U", enc.encode("k".repeat(32)), s);
     mux.handle(check("U", "k".repeat(32)), header("10.0.0.2", 6000, 7), "127.0.0.1", 4001);
     const path = s.checks[0]!;
@@ -124,8 +124,8 @@ describe("Mux", () => {
 
   it("moves an address to the session that last authenticated from it", () => {
     const { mux } = setup();
-    const a = new FakeSession(() => mux);
-    const b = new FakeSession(() => mux);
+    const a = new FakeCall(() => mux);
+    const b = new FakeCall(() => mux);
     mux.addUfrag("A", enc.encode("a".repeat(32)), a);
     mux.addUfrag("B", enc.encode("b".repeat(32)), b);
     mux.handle(check("A", "a".repeat(32)), header("10.0.0.3", 7000), "127.0.0.1", 4000);
@@ -141,7 +141,7 @@ describe("Mux", () => {
 
   it("keys IPv6 clients by address and port, and echoes the IPv6 header back", () => {
     const { mux, sent } = setup();
-    const s = new FakeSession(() => mux);
+    const s = new FakeCall(() => mux);
     mux.addUfrag("V6", enc.encode("v".repeat(32)), s);
     const h6 = (port: number) => {
       const h = header("0.0.0.0", port);
@@ -179,7 +179,7 @@ describe("Mux", () => {
 
   it("asks the session to screen a check for replay before MESSAGE-INTEGRITY, and binds nothing then", () => {
     const { mux, drops } = setup();
-    const s = new FakeSession(() => mux);
+    const s = new FakeCall(() => mux);
     s.replay = true;
     mux.addUfrag("R", enc.encode("r".repeat(32)), s);
     mux.handle(check("R", "r".repeat(32)), header("10.0.0.5", 5), "127.0.0.1", 1);
@@ -190,7 +190,7 @@ describe("Mux", () => {
 
   it("tells a new relay at once that a validated path's address was validated", () => {
     const { mux, sent } = setup();
-    const s = new FakeSession(() => mux);
+    const s = new FakeCall(() => mux);
     mux.addUfrag("M", enc.encode("m".repeat(32)), s);
     mux.handle(check("M", "m".repeat(32)), header("10.0.0.7", 7007, 3), "127.0.0.1", 4444);
     const path = s.checks[0]!;
@@ -204,7 +204,7 @@ describe("Mux", () => {
     expect(h).toMatchObject({ type: FrameType.pathValidated, popId: 4, clientPort: 7007 });
     expect(sent[0]!.port).toBe(6666);
     // A session that takes the address over must validate it again.
-    const other = new FakeSession(() => mux);
+    const other = new FakeCall(() => mux);
     mux.addUfrag("N", enc.encode("n".repeat(32)), other);
     mux.handle(check("N", "n".repeat(32)), header("10.0.0.7", 7007, 4), "127.0.0.1", 6666);
     expect(path.validated).toBe(false);
@@ -212,7 +212,7 @@ describe("Mux", () => {
 
   it("sends pathValidated and flowClose along the path with the client's header", () => {
     const { mux, sent } = setup();
-    const s = new FakeSession(() => mux);
+    const s = new FakeCall(() => mux);
     mux.addUfrag("P", enc.encode("q".repeat(32)), s);
     mux.handle(check("P", "q".repeat(32)), header("10.0.0.6", 6006, 3), "127.0.0.1", 4444);
     mux.sendPathValidated(s.checks[0]!);

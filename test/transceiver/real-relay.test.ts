@@ -13,7 +13,7 @@ import { formatKeyring } from "../../shared/keys.ts";
 import { ports, relayConfig, topology } from "../relay/harness.ts";
 import { signedCaller } from "../support/signed-call.ts";
 import { createTestClient, type TestClient } from "./helpers/client.ts";
-import { quietLog, randomKeyring, type SessionStatus, sleep, until } from "./helpers/harness.ts";
+import { type CallStatus, quietLog, randomKeyring, sleep, until } from "./helpers/harness.ts";
 
 /** Where the client's NAT would be: one inside socket, an outside socket that can be replaced. */
 class Nat {
@@ -74,7 +74,7 @@ describe("through the real POP and cluster relay", () => {
   let callId = "";
 
   const { call } = signedCaller(() => t.httpUrl, clusterSecret);
-  const status = async () => (await (await call("GET", `/v1/sessions/${callId}`)).json()) as SessionStatus;
+  const status = async () => (await (await call("GET", `/v1/calls/${callId}`)).json()) as CallStatus;
 
   beforeAll(async () => {
     agent = await startEchoAgent();
@@ -116,7 +116,7 @@ describe("through the real POP and cluster relay", () => {
     client = createTestClient();
     // The client's only way out is the NAT: its host candidate's packets to the VIP go there.
     const offer = await client.createOffer();
-    const r = await call("POST", "/v1/sessions", {
+    const r = await call("POST", "/v1/calls", {
       sdp: offer,
       client: { continent: "EU" },
       ingress: { vip: `127.0.0.1:${nat.inside.address().port}`, popId: 7 },
@@ -181,7 +181,7 @@ describe("through the real POP and cluster relay", () => {
       cluster.addresses.admin,
       'gr_relay_flows_closed_total{role="cluster"}',
     );
-    expect((await call("DELETE", `/v1/sessions/${callId}`)).status).toBe(204);
+    expect((await call("DELETE", `/v1/calls/${callId}`)).status).toBe(204);
     await until(
       async () => (await metric(pop.addresses.admin, 'gr_relay_flows_closed_total{role="pop"}')) > popClosed,
       "POP closed the flow",

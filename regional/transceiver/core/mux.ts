@@ -51,7 +51,7 @@ export class ClientPath {
   /** Frame header for datagrams to this client (type data, fields echoed). */
   readonly header = Buffer.alloc(FRAME_HEADER_BYTES);
   lastSeen = 0;
-  session: MuxSession | undefined;
+  session: MuxCall | undefined;
   /** The session's own check to this address was answered (set by the session). */
   validated = false;
 
@@ -87,7 +87,7 @@ export class ClientPath {
 export type PathKey = number | string;
 
 /** What the mux needs from a session. */
-export interface MuxSession {
+export interface MuxCall {
   /** Before MESSAGE-INTEGRITY is checked: true drops the request as a replay (`stun_replay`). */
   isReplay(payload: Buffer, view: StunView, key: PathKey): boolean;
   /**
@@ -115,7 +115,7 @@ const EMPTY = new Uint8Array(0);
 const TCP_KEY = 2 ** 48;
 
 export class Mux {
-  readonly #byUfrag = new Map<string, { session: MuxSession; pwd: Uint8Array }>();
+  readonly #byUfrag = new Map<string, { session: MuxCall; pwd: Uint8Array }>();
   readonly #paths = new Map<number | string, ClientPath>();
   readonly #view = newStunView();
   readonly #send: SendFrame;
@@ -144,10 +144,10 @@ export class Mux {
   }
 
   /** Routes checks for `ufrag` to `s`, authenticated with `pwd` (the server ice-pwd as bytes). */
-  addUfrag(ufrag: string, pwd: Uint8Array, s: MuxSession): void {
+  addUfrag(ufrag: string, pwd: Uint8Array, s: MuxCall): void {
     this.#byUfrag.set(ufrag, { session: s, pwd });
   }
-  removeUfrag(ufrag: string, s: MuxSession): void {
+  removeUfrag(ufrag: string, s: MuxCall): void {
     if (this.#byUfrag.get(ufrag)?.session === s) this.#byUfrag.delete(ufrag);
   }
   removePath(path: ClientPath): void {
@@ -236,7 +236,7 @@ export class Mux {
    * Binds `key` to `session` (creating its path, or taking it from another session) for the
    * frame being handled, and points it at that frame's relay. Only inside `onCheck`.
    */
-  bindPath(key: PathKey, session: MuxSession): ClientPath {
+  bindPath(key: PathKey, session: MuxCall): ClientPath {
     const h = this.#frame;
     if (h === undefined) throw new Error("bindPath outside onCheck");
     let path = this.#paths.get(key);

@@ -12,7 +12,7 @@ import {
 
 const noop = (): void => {};
 
-export class SessionAudio {
+export class CallAudio {
   readonly #t: RTCRtpTransceiver;
   readonly #ptToCodec = new Map<number, number>();
   readonly #frame = newAudioFrameHeader();

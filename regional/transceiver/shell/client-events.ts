@@ -3,10 +3,10 @@
 // through here; nothing here parses them.
 import type { RTCDataChannel } from "werift";
 import { ClientNotice } from "../backend-protocol.ts";
-import type { EndReason } from "../session-types.ts";
+import type { EndReason } from "../call-types.ts";
 
 /** Event sinks (WebSocket signalling) get backend events and the end. */
-export interface SessionListener {
+export interface CallListener {
   event(text: string): void;
   ended(reason: EndReason): void;
 }
@@ -17,7 +17,7 @@ export const EVENT_QUEUE_MAX = 64;
 export class ClientEvents {
   readonly #maxBuffered: number;
   readonly #onDrop: () => void;
-  readonly #listeners = new Set<SessionListener>();
+  readonly #listeners = new Set<CallListener>();
   #dc: RTCDataChannel | undefined;
   #pending: string[] = [];
   #lastNoticeAt = 0;
@@ -61,10 +61,10 @@ export class ClientEvents {
     }
   }
 
-  addListener(l: SessionListener): void {
+  addListener(l: CallListener): void {
     this.#listeners.add(l);
   }
-  removeListener(l: SessionListener): void {
+  removeListener(l: CallListener): void {
     this.#listeners.delete(l);
   }
 

@@ -12,11 +12,11 @@ import { finishAnswer, replaceIceCredentials, restartAnswerFrag } from "../core/
 import type { Mux } from "../core/mux.ts";
 import { UfragSet } from "../core/ufrags.ts";
 import { ApiError } from "../errors.ts";
-import type { SessionAudio } from "./audio.ts";
+import type { CallAudio } from "./audio.ts";
+import type { CallPaths } from "./call-paths.ts";
 import { guardRecordSequence } from "./dtls-sequence.ts";
 import { guardDtlsServerRole } from "./dtls-server-guard.ts";
 import { applyOffer } from "./peer.ts";
-import type { SessionPaths } from "./session-paths.ts";
 import { attachSharedSocket, type IceAttachment, iceTransportCount } from "./werift-glue.ts";
 
 const enc = new TextEncoder();
@@ -36,8 +36,8 @@ export interface NegotiationDeps {
   mux: Mux;
   hintMac: MacSync;
   pc: RTCPeerConnection;
-  audio: SessionAudio;
-  paths: SessionPaths;
+  audio: CallAudio;
+  paths: CallPaths;
   log: Logger;
 }
 

@@ -4,7 +4,7 @@ import type { RTCPeerConnection } from "werift";
 import type { RegionHandles } from "../metrics.ts";
 import type { IceAttachment } from "./werift-glue.ts";
 
-export class SessionStats {
+export class CallStats {
   #lastLost = 0;
   #lastReceived = 0;
   #nextAt = 0;

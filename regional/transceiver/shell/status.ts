@@ -1,11 +1,11 @@
-// GET /v1/sessions/{callId}: a session's status from its parts (docs/transceiver.md).
+// GET /v1/calls/{callId}: a session's status from its parts (docs/transceiver.md).
 import type { BackendLink } from "../backend-link.ts";
-import type { EndReason, SessionState, SessionStatus } from "../session-types.ts";
+import type { CallState, CallStatus, EndReason } from "../call-types.ts";
 
 export interface StatusParts {
   session: {
     callId: string;
-    state: SessionState;
+    state: CallState;
     region: string;
     createdAt: number;
     endedAt: number;
@@ -21,14 +21,14 @@ export interface StatusParts {
   opusFec: boolean;
   path: { address: string; popId: number } | undefined;
   codec: string | undefined;
-  timings: SessionStatus["timings"];
+  timings: CallStatus["timings"];
   /** Selected pair round trip, seconds. */
   rtt: number | undefined;
   bridge: BackendLink | undefined;
   droppedToClient: number;
 }
 
-export function sessionStatus(p: StatusParts): SessionStatus {
+export function callStatus(p: StatusParts): CallStatus {
   const s = p.session;
   const b = p.bridge;
   return {

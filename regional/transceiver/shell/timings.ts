@@ -1,7 +1,8 @@
 // Setup timings of one session: marks on performance.now(), each observed once into the region's
 // setup histogram, and reported in the status relative to the answer.
+
+import type { CallStatus } from "../call-types.ts";
 import type { RegionHandles } from "../metrics.ts";
-import type { SessionStatus } from "../session-types.ts";
 
 export class SetupTimings {
   readonly #rh: RegionHandles;
@@ -40,7 +41,7 @@ export class SetupTimings {
     this.#rh.setup.answer_to_first_audio.observe((this.firstAudioAt - this.answeredAt) / 1000);
   }
 
-  status(): SessionStatus["timings"] {
+  status(): CallStatus["timings"] {
     const ms = (t: number): number | null =>
       t > 0 && this.answeredAt > 0 ? Math.round(t - this.answeredAt) : null;
     return {

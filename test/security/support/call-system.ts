@@ -18,13 +18,7 @@ import { formatKeyring } from "../../../shared/keys.ts";
 import { ports, relayConfig, topology } from "../../relay/harness.ts";
 import { signedCaller } from "../../support/signed-call.ts";
 import { createTestClient, type TestClient } from "../../transceiver/helpers/client.ts";
-import {
-  quietLog,
-  randomKeyring,
-  type SessionStatus,
-  sleep,
-  until,
-} from "../../transceiver/helpers/harness.ts";
+import { type CallStatus, quietLog, randomKeyring, sleep, until } from "../../transceiver/helpers/harness.ts";
 import { Tap } from "./tap.ts";
 
 export interface CallSystem {
@@ -36,7 +30,7 @@ export interface CallSystem {
   talker: Talker;
   vipPort: number;
   callId: string;
-  status(): Promise<SessionStatus>;
+  status(): Promise<CallStatus>;
   close(): Promise<void>;
 }
 
@@ -95,12 +89,12 @@ export async function startCallSystem(
   const client = createTestClient();
   const { call } = signedCaller(() => t.httpUrl, clusterSecret);
   const offer = await client.createOffer();
-  const r = await call("POST", "/v1/sessions", {
+  const r = await call("POST", "/v1/calls", {
     sdp: offer,
     client: { continent: "EU" },
     ingress: { vip: `127.0.0.1:${tap.insidePort}`, popId: 7 },
   });
-  if (r.status !== 201) throw new Error(`POST /v1/sessions: ${r.status} ${await r.text()}`);
+  if (r.status !== 201) throw new Error(`POST /v1/calls: ${r.status} ${await r.text()}`);
   const j = (await r.json()) as { callId: string; sdp: string };
   await client.setAnswer(j.sdp);
   await client.connected();
@@ -115,7 +109,7 @@ export async function startCallSystem(
     talker: new Talker(client),
     vipPort: p.vip,
     callId: j.callId,
-    status: async () => (await (await call("GET", `/v1/sessions/${j.callId}`)).json()) as SessionStatus,
+    status: async () => (await (await call("GET", `/v1/calls/${j.callId}`)).json()) as CallStatus,
     async close() {
       await client.close().catch(() => {});
       tap.close();
@@ -228,4 +222,4 @@ export const drops = (t: Transceiver, reason: string): number =>
 
 /** The session's path count (0 on a transceiver whose sessions do not expose it). */
 export const sessionPaths = (t: Transceiver, callId: string): number =>
-  (t.sessions.get(callId) as { paths?: { pathCount: number } } | undefined)?.paths?.pathCount ?? 0;
+  (t.calls.get(callId) as { paths?: { pathCount: number } } | undefined)?.paths?.pathCount ?? 0;

@@ -8,7 +8,7 @@ import { configWithDefaults, type TransceiverConfig } from "../../../regional/tr
 import type { MembershipStore } from "../../../regional/transceiver/membership.ts";
 import { startTransceiver, type Transceiver } from "../../../regional/transceiver/transceiver.ts";
 
-export type { SessionStatus } from "../../../regional/transceiver/shell/session.ts";
+export type { CallStatus } from "../../../regional/transceiver/shell/call.ts";
 
 import type { Keyring } from "../../../shared/keys.ts";
 import { type SignedCaller, signedCaller } from "../../support/signed-call.ts";
@@ -73,7 +73,7 @@ export async function startHarness(
       const client = createTestClient(co);
       clients.push(client);
       const offer = await client.createOffer();
-      const res = await call("POST", "/v1/sessions", {
+      const res = await call("POST", "/v1/calls", {
         sdp: offer,
         ...(co.session ? { session: co.session } : {}),
         client: { region: "test", continent: co.continent ?? "EU" },

@@ -10,9 +10,9 @@ import type { TransceiverConfig } from "../config.ts";
 import type { Mux } from "../core/mux.ts";
 import type { PathLimits } from "../core/paths.ts";
 import type { TransceiverMetrics } from "../metrics.ts";
-import type { Session } from "./session.ts";
+import type { Call } from "./call.ts";
 
-export interface SessionDeps {
+export interface CallDeps {
   config: TransceiverConfig;
   mux: Mux;
   metrics: TransceiverMetrics;
@@ -22,10 +22,10 @@ export interface SessionDeps {
   backend: BackendConnector;
   /** Overrides of the path book's limits (tests); `quietMs` comes from PATH_QUIET_MS. */
   pathLimits?: Partial<PathLimits>;
-  onEnded(s: Session): void;
+  onEnded(s: Call): void;
 }
 
-export interface SessionInit {
+export interface CallInit {
   callId: string;
   region: string;
   client: Record<string, unknown>;

@@ -3,8 +3,8 @@
 // (docs/backend-protocol.md).
 import type { BackendConnector, BackendLink, BridgeErrorReason } from "../backend-link.ts";
 import { type AudioFrameHeader, BridgeEvent, ClientNotice } from "../backend-protocol.ts";
+import type { EndReason } from "../call-types.ts";
 import type { TransceiverMetrics } from "../metrics.ts";
-import type { EndReason } from "../session-types.ts";
 import type { ClientEvents } from "./client-events.ts";
 
 export interface BackendHost {

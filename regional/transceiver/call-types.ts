@@ -1,4 +1,4 @@
-// Session vocabulary shared by the session, the API and the client-event channel.
+// Call vocabulary shared by the session, the API and the client-event channel.
 import { FlowCloseReason } from "../../shared/backbone/frame.ts";
 
 export type EndReason =
@@ -30,12 +30,12 @@ export const FLOW_CLOSE: Record<EndReason, number> = {
   error: FlowCloseReason.error,
 };
 
-export type SessionState = "connecting" | "connected" | "ended";
+export type CallState = "connecting" | "connected" | "ended";
 
-/** GET /v1/sessions/{callId} (docs/transceiver.md). */
-export interface SessionStatus {
+/** GET /v1/calls/{callId} (docs/transceiver.md). */
+export interface CallStatus {
   callId: string;
-  state: SessionState;
+  state: CallState;
   clusterId: number;
   transceiverId: number;
   popId: number | null;

@@ -5,34 +5,34 @@ import { randomBytes } from "node:crypto";
 import { mintCallId, verifyCallId } from "../../shared/callid/callid.ts";
 import type { MacSync } from "../../shared/hint/codec.ts";
 import { inspectOffer } from "../../shared/sdp/offer.ts";
-import type { CreateSessionRequest, CreateSessionResponse } from "../../shared/signalling/session-request.ts";
+import type { CreateCallRequest, CreateCallResponse } from "../../shared/signalling/call-request.ts";
 import type { Caller } from "../../shared/signing/caller.ts";
 import { type HostPort, parseHostPort } from "../../shared/topology/address.ts";
 import { hmacSha1 } from "../common/hmac.ts";
 import type { Logger } from "../common/log.ts";
 import type { BackendConnector } from "./backend-link.ts";
+import type { CallStatus, EndReason } from "./call-types.ts";
 import type { TransceiverConfig } from "./config.ts";
 import type { Mux } from "./core/mux.ts";
 import type { PathLimits } from "./core/paths.ts";
 import { ApiError } from "./errors.ts";
 import type { TransceiverMetrics } from "./metrics.ts";
 import { adoptCallId } from "./resume.ts";
-import type { EndReason, SessionStatus } from "./session-types.ts";
 import type { SetupLimiter } from "./setup-limit.ts";
-import { Session } from "./shell/session.ts";
+import { Call } from "./shell/call.ts";
 
-export interface CreateRequest extends CreateSessionRequest {
+export interface CreateRequest extends CreateCallRequest {
   /** From the signed x-gr-caller header: counted against the setup limits. */
   caller?: Caller;
   /** Resume this call (its transceiver failed) here, under the same call id (resume.ts). */
   resume?: string;
 }
 
-export interface CreateResult extends CreateSessionResponse {
-  session: Session;
+export interface CreateResult extends CreateCallResponse {
+  session: Call;
 }
 
-export interface SessionTableDeps {
+export interface CallTableDeps {
   config: TransceiverConfig;
   metrics: TransceiverMetrics;
   log: Logger;
@@ -61,17 +61,17 @@ export function redactCallId(callId: string): string {
   return `${callId.slice(0, 12)}…`;
 }
 
-export class SessionTable {
-  readonly live = new Map<string, Session>();
+export class CallTable {
+  readonly live = new Map<string, Call>();
   /** Recently ended sessions (status stays readable for a few minutes). */
-  readonly ended = new Map<string, { status: SessionStatus; at: number }>();
+  readonly ended = new Map<string, { status: CallStatus; at: number }>();
   readonly #byClientUfrag = new Map<string, string>();
-  readonly #d: SessionTableDeps;
+  readonly #d: CallTableDeps;
   /** Peer connections still closing (stop waits for them). */
   readonly closing = new Set<Promise<void>>();
   #pending = 0;
 
-  constructor(d: SessionTableDeps) {
+  constructor(d: CallTableDeps) {
     this.#d = d;
   }
 
@@ -107,9 +107,9 @@ export class SessionTable {
       const limiter = this.#d.setupLimiter;
       const ticket = req.caller ? limiter.admit(req.caller, Date.now()) : undefined;
       this.#pending++;
-      let created: { session: Session; answer: string };
+      let created: { session: Call; answer: string };
       try {
-        created = await Session.create(
+        created = await Call.create(
           {
             config,
             mux: this.#d.mux(),
@@ -150,7 +150,7 @@ export class SessionTable {
       const { session, answer } = created;
       this.live.set(callId, session);
       this.#byClientUfrag.set(dupKey, callId);
-      m.sessionsActive.set(this.live.size);
+      m.callsActive.set(this.live.size);
       m.region(session.region).created.inc();
       this.#d.log.info("session created", {
         callId: redactCallId(callId),
@@ -169,11 +169,11 @@ export class SessionTable {
     }
   }
 
-  #onEnded(s: Session, dupKey: string): void {
+  #onEnded(s: Call, dupKey: string): void {
     this.live.delete(s.callId);
     if (this.#byClientUfrag.get(dupKey) === s.callId) this.#byClientUfrag.delete(dupKey);
     this.ended.set(s.callId, { status: s.status(), at: Date.now() });
-    this.#d.metrics.sessionsActive.set(this.live.size);
+    this.#d.metrics.callsActive.set(this.live.size);
     const closing = s.closed;
     this.closing.add(closing);
     void closing.then(() => this.closing.delete(closing));
@@ -182,7 +182,7 @@ export class SessionTable {
   }
 
   /** Resolves a call id to this transceiver's live session, or throws the precise 4xx. */
-  lookup(callId: string): Session {
+  lookup(callId: string): Call {
     const v = verifyCallId(callId, this.#d.callIdMac);
     if (!v.ok) {
       if (v.reason === "malformed" || v.reason === "unsupported-version") {
@@ -205,7 +205,7 @@ export class SessionTable {
     throw new ApiError("call_id_unknown", "no such call on this transceiver");
   }
 
-  status(callId: string): SessionStatus {
+  status(callId: string): CallStatus {
     try {
       return this.lookup(callId).status();
     } catch (e) {

@@ -1,54 +1,54 @@
 // One call: a werift peer connection on the shared socket, its client paths, timers and the
 // backend link. Created from a checked offer; ended exactly once (idempotent `end`), which
 // closes the peer connection, tells the relays (flowClose) and the backend (session.ended).
-// The parts each have one job: peer.ts (the peer connection), session-paths.ts (paths and
-// consent), audio.ts (framing), session-backend.ts (the link), stats.ts, timings.ts, and the
+// The parts each have one job: peer.ts (the peer connection), call-paths.ts (paths and
+// consent), audio.ts (framing), call-backend.ts (the link), stats.ts, timings.ts, and the
 // pure core/lifetime.ts, core/ufrags.ts and core/answer.ts.
 import { randomBytes } from "node:crypto";
 import type { RTCPeerConnection, RTCRtpTransceiver, RtpPacket } from "werift";
 import type { BackendLink } from "../backend-link.ts";
 import { type AudioFrameHeader, BridgeEvent } from "../backend-protocol.ts";
+import { type CallState, type CallStatus, type EndReason, FLOW_CLOSE } from "../call-types.ts";
 import { lifetimeEnd } from "../core/lifetime.ts";
 import type { PathKey } from "../core/mux.ts";
 import { DEFAULT_PATH_LIMITS, PathBook } from "../core/paths.ts";
 import { ApiError } from "../errors.ts";
 import type { RegionHandles } from "../metrics.ts";
-import { type EndReason, FLOW_CLOSE, type SessionState, type SessionStatus } from "../session-types.ts";
-import { SessionAudio } from "./audio.ts";
-import { ClientEvents, type SessionListener } from "./client-events.ts";
+import { CallAudio } from "./audio.ts";
+import { openBackend, startedEvent } from "./call-backend.ts";
+import type { CallDeps, CallInit } from "./call-deps.ts";
+import { CallPaths } from "./call-paths.ts";
+import { type CallListener, ClientEvents } from "./client-events.ts";
 import { closePeer } from "./dtls-close.ts";
 import { Negotiation } from "./negotiation.ts";
 import { serverPeerConnection, watchPeer } from "./peer.ts";
-import { openBackend, startedEvent } from "./session-backend.ts";
-import type { SessionDeps, SessionInit } from "./session-deps.ts";
-import { SessionPaths } from "./session-paths.ts";
-import { SessionStats } from "./stats.ts";
-import { sessionStatus } from "./status.ts";
+import { CallStats } from "./stats.ts";
+import { callStatus } from "./status.ts";
 import { SetupTimings } from "./timings.ts";
 
-export type { EndReason, SessionState, SessionStatus } from "../session-types.ts";
-export type { SessionListener } from "./client-events.ts";
-export type { SessionDeps, SessionInit } from "./session-deps.ts";
+export type { CallState, CallStatus, EndReason } from "../call-types.ts";
+export type { CallDeps, CallInit } from "./call-deps.ts";
+export type { CallListener } from "./client-events.ts";
 
 const newTxid = (): Uint8Array => randomBytes(12);
 const noop = (): void => {};
 
-export class Session {
+export class Call {
   readonly callId: string;
   readonly region: string;
-  readonly #d: SessionDeps;
-  readonly #init: SessionInit;
+  readonly #d: CallDeps;
+  readonly #init: CallInit;
   readonly #rh: RegionHandles;
   readonly pc: RTCPeerConnection;
   readonly #audioT: RTCRtpTransceiver;
-  readonly #audio: SessionAudio;
+  readonly #audio: CallAudio;
   readonly #neg: Negotiation;
   #bridge!: BackendLink;
-  state: SessionState = "connecting";
+  state: CallState = "connecting";
   endReason: EndReason | undefined;
-  readonly paths: SessionPaths;
+  readonly paths: CallPaths;
   readonly #events: ClientEvents;
-  readonly #stats = new SessionStats();
+  readonly #stats = new CallStats();
   readonly #timings: SetupTimings;
   // Wall clock for status and timers; performance.now() for the setup timings.
   readonly createdAt = Date.now();
@@ -59,7 +59,7 @@ export class Session {
   iceRestarts = 0;
   addressChanges = 0;
 
-  private constructor(d: SessionDeps, init: SessionInit) {
+  private constructor(d: CallDeps, init: CallInit) {
     this.#d = d;
     this.#init = init;
     this.callId = init.callId;
@@ -68,11 +68,11 @@ export class Session {
     this.#timings = new SetupTimings(this.#rh, init.receivedAt);
     this.pc = serverPeerConnection(init.offer);
     this.#audioT = this.pc.addTransceiver("audio", { direction: "sendrecv" });
-    this.#audio = new SessionAudio(this.#audioT);
+    this.#audio = new CallAudio(this.#audioT);
     this.#events = new ClientEvents(d.config.backendQueueBytes, () => d.metrics.backendDroppedToClient.inc());
     const limits = { ...DEFAULT_PATH_LIMITS, quietMs: d.config.pathQuietMs, ...d.pathLimits };
     const book = new PathBook<PathKey>(limits, newTxid);
-    this.paths = new SessionPaths(d.mux, d.metrics, d.hmacSha1, book, {
+    this.paths = new CallPaths(d.mux, d.metrics, d.hmacSha1, book, {
       remoteUfrag: () => this.#neg.remoteUfrag,
       localUfrag: () => this.#neg.ufrag,
       onMoved: () => {
@@ -94,8 +94,8 @@ export class Session {
   }
 
   /** Builds the session and its answer; throws ApiError on an offer werift cannot take. */
-  static async create(d: SessionDeps, init: SessionInit): Promise<{ session: Session; answer: string }> {
-    const s = new Session(d, init);
+  static async create(d: CallDeps, init: CallInit): Promise<{ session: Call; answer: string }> {
+    const s = new Call(d, init);
     try {
       const answer = await s.#negotiate();
       s.#startBackend();
@@ -210,10 +210,10 @@ export class Session {
     if (this.state !== "ended") this.#bridge.sendEvent(text);
   }
 
-  addListener(l: SessionListener): void {
+  addListener(l: CallListener): void {
     this.#events.addListener(l);
   }
-  removeListener(l: SessionListener): void {
+  removeListener(l: CallListener): void {
     this.#events.removeListener(l);
   }
 
@@ -279,8 +279,8 @@ export class Session {
     void this.pc.close().catch(noop);
   }
 
-  status(): SessionStatus {
-    return sessionStatus({
+  status(): CallStatus {
+    return callStatus({
       session: this,
       ids: this.#d.config,
       popId: this.#init.popId,

@@ -1,5 +1,5 @@
 // A session's client paths on the shared socket: the shell around core/paths.ts. It is the
-// session's MuxSession: authenticated checks from a new address are held while our own check goes
+// session's MuxCall: authenticated checks from a new address are held while our own check goes
 // there; only an answered check binds the address for media (and tells the relays with a
 // pathValidated frame); werift (the ICE agent) only ever hears from validated addresses, so it
 // never pairs, answers or sends media to a spoofed one. Datagrams from a candidate are dropped
@@ -10,7 +10,7 @@ import type { DatagramKind } from "../../../shared/stun/classify.ts";
 import { type HmacSha1, verifyMessageIntegrity } from "../../../shared/stun/integrity.ts";
 import type { StunView } from "../../../shared/stun/reader.ts";
 import { encodeBindingRequest } from "../../../shared/stun/writer.ts";
-import { type ClientPath, isSuccessResponse, type Mux, type MuxSession, type PathKey } from "../core/mux.ts";
+import { type ClientPath, isSuccessResponse, type Mux, type MuxCall, type PathKey } from "../core/mux.ts";
 import type { PathBook, PathEvent } from "../core/paths.ts";
 import { txidKey } from "../core/replay.ts";
 import type { TransceiverMetrics } from "../metrics.ts";
@@ -30,7 +30,7 @@ export interface PathHost {
 const CHECK_PRIORITY = 0x6e001eff;
 const enc = new TextEncoder();
 
-export class SessionPaths implements MuxSession {
+export class CallPaths implements MuxCall {
   readonly #mux: Mux;
   readonly #metrics: TransceiverMetrics;
   readonly #hmac: HmacSha1;
@@ -78,7 +78,7 @@ export class SessionPaths implements MuxSession {
     return (sel ? this.#find(sel) : undefined) ?? this.#current;
   }
 
-  // ---- MuxSession -----------------------------------------------------------------------
+  // ---- MuxCall -----------------------------------------------------------------------
 
   isReplay(payload: Buffer, view: StunView, key: PathKey): boolean {
     if (this.#ended) return false;

@@ -1,7 +1,7 @@
 // The signalling contract between the edge and a transceiver (docs/transceiver.md): the body of
-// POST /v1/sessions (and of a WebSocket "offer" message) and the 201 answer. Pure: the edge
+// POST /v1/calls (and of a WebSocket "offer" message) and the 201 answer. Pure: the edge
 // builds the request and reads the answer with these types; the transceiver validates the
-// request with readCreateSessionRequest. Never throws on input.
+// request with readCreateCallRequest. Never throws on input.
 import { MAX_SDP_BYTES } from "../sdp/offer.ts";
 
 /** Where the client is, as the edge saw it (Cloudflare's request.cf). */
@@ -14,7 +14,7 @@ export interface ClientLocation {
   longitude?: number;
 }
 
-export interface CreateSessionRequest {
+export interface CreateCallRequest {
   sdp: string;
   /** The Realtime session config, passed to the backend untouched. */
   session?: Record<string, unknown>;
@@ -23,8 +23,8 @@ export interface CreateSessionRequest {
   ingress?: { vip?: string; popId?: number };
 }
 
-/** 201 body of POST /v1/sessions (the ETag and Location headers carry the same values). */
-export interface CreateSessionResponse {
+/** 201 body of POST /v1/calls (the ETag and Location headers carry the same values). */
+export interface CreateCallResponse {
   callId: string;
   sdp: string;
   etag: string;
@@ -64,7 +64,7 @@ function readClient(c: unknown): Read<ClientLocation> {
   return { ok: true, value: c as ClientLocation };
 }
 
-function readIngress(g: unknown): Read<NonNullable<CreateSessionRequest["ingress"]>> {
+function readIngress(g: unknown): Read<NonNullable<CreateCallRequest["ingress"]>> {
   if (!isObj(g)) return bad("ingress: must be an object");
   if (g.vip !== undefined && typeof g.vip !== "string") return bad('ingress.vip: must be "ip:port"');
   const pop = g.popId;
@@ -81,14 +81,14 @@ function readIngress(g: unknown): Read<NonNullable<CreateSessionRequest["ingress
 }
 
 /** Validates a parsed JSON create request. */
-export function readCreateSessionRequest(v: unknown): Read<CreateSessionRequest> {
+export function readCreateCallRequest(v: unknown): Read<CreateCallRequest> {
   if (!isObj(v)) return bad("body must be a JSON object");
   if (typeof v.sdp !== "string") return bad("sdp: must be a string");
   // A cheap bound before the offer check counts bytes exactly (a UTF-16 unit is at most 4 bytes).
   if (v.sdp.length > MAX_SDP_BYTES * 4) {
     return { ok: false, code: "sdp_too_large", message: `sdp is over ${MAX_SDP_BYTES} bytes` };
   }
-  const req: CreateSessionRequest = { sdp: v.sdp };
+  const req: CreateCallRequest = { sdp: v.sdp };
   if (v.session !== undefined && v.session !== null) {
     if (!isObj(v.session)) return bad("session: must be an object");
     req.session = v.session;
@@ -106,8 +106,8 @@ export function readCreateSessionRequest(v: unknown): Read<CreateSessionRequest>
   return { ok: true, value: req };
 }
 
-/** Reads a 201 body; undefined when it is not a CreateSessionResponse. */
-export function readCreateSessionResponse(v: unknown): CreateSessionResponse | undefined {
+/** Reads a 201 body; undefined when it is not a CreateCallResponse. */
+export function readCreateCallResponse(v: unknown): CreateCallResponse | undefined {
   if (!isObj(v) || typeof v.callId !== "string" || typeof v.sdp !== "string") return undefined;
   return {
     callId: v.callId,
