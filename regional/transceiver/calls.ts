@@ -8,6 +8,7 @@ import { inspectOffer } from "../../shared/sdp/offer.ts";
 import type { CreateCallRequest, CreateCallResponse } from "../../shared/signalling/call-request.ts";
 import type { Caller } from "../../shared/signing/caller.ts";
 import { type HostPort, parseHostPort } from "../../shared/topology/address.ts";
+import { CONTINENTS } from "../../shared/topology/schema.ts";
 import { hmacSha1 } from "../common/hmac.ts";
 import type { Logger } from "../common/log.ts";
 import type { BackendConnector } from "./backend-link.ts";
@@ -52,8 +53,11 @@ export interface CallTableDeps {
 const ENDED_KEEP_MS = 5 * 60_000;
 const ENDED_KEEP_MAX = 10_000;
 
+/** Maps whatever the edge sent to a bounded label value (the topology's continent codes). */
 export function regionOf(continent: unknown): string {
-  return typeof continent === "string" && /^(AF|AN|AS|EU|NA|OC|SA)$/.test(continent) ? continent : "unknown";
+  return typeof continent === "string" && (CONTINENTS as readonly string[]).includes(continent)
+    ? continent
+    : "unknown";
 }
 
 /** Call ids are bearer-like; logs keep only a prefix. */

@@ -2,7 +2,6 @@
 // region (client continent as the edge saw it, or "unknown"), reason, stage, direction. Handles
 // are bound once and cached, so counting on the hot path allocates nothing.
 
-import { CONTINENTS } from "../../shared/topology/schema.ts";
 import {
   type CounterHandle,
   type GaugeHandle,
@@ -32,13 +31,6 @@ const RATIO_BUCKETS = [0, 0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1] as c
 const JITTER_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.25, 0.5, 1] as const;
 
 export type Region = string;
-
-/** Maps whatever the edge sent to a bounded label value. */
-export function regionLabel(continent: unknown): Region {
-  return typeof continent === "string" && (CONTINENTS as readonly string[]).includes(continent)
-    ? continent
-    : "unknown";
-}
 
 export interface RegionHandles {
   created: CounterHandle;
