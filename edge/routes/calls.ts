@@ -12,7 +12,7 @@ import { EdgeError, Errors } from "../errors.ts";
 import { admit, clientIp, decodeUtf8, mediaType, readBody } from "../http.ts";
 import { redactIp } from "../log.ts";
 import { checkSdpOffer, offerError } from "../sdp.ts";
-import { regionLabel } from "../steering/client.ts";
+import { clusterClient, regionLabel } from "../steering/client.ts";
 import type { AttemptOutcome } from "../steering/failover.ts";
 import { serverTiming, steer, steerScope } from "../steering/steer.ts";
 
@@ -96,14 +96,7 @@ export function registerCalls(app: Hono<AppEnv>): void {
     const request: CreateCallRequest = {
       sdp: offer.sdp,
       ...(session !== undefined ? { session } : {}),
-      client: {
-        region: regionLabel(client),
-        country: client.country,
-        continent: client.continent,
-        colo: client.colo,
-        latitude: client.latitude,
-        longitude: client.longitude,
-      },
+      client: clusterClient(client),
       ingress: { vip: s.topo.topology.globalVip },
     };
     const payload = new TextEncoder().encode(JSON.stringify(request));

@@ -9,7 +9,7 @@ import type { AppEnv } from "../env.ts";
 import { Errors } from "../errors.ts";
 import { admit, decodeUtf8, mediaType, readBody } from "../http.ts";
 import { checkSdpOffer, offerError } from "../sdp.ts";
-import { regionLabel } from "../steering/client.ts";
+import { clusterClient } from "../steering/client.ts";
 import { executionCtx, steerScope } from "../steering/steer.ts";
 import { quoteEtag, resolveSession } from "./calls.ts";
 import { owningCluster } from "./followups.ts";
@@ -33,14 +33,7 @@ export function registerResume(app: Hono<AppEnv>): void {
       JSON.stringify({
         sdp,
         ...(session !== undefined ? { session } : {}),
-        client: {
-          region: regionLabel(client),
-          country: client.country,
-          continent: client.continent,
-          colo: client.colo,
-          latitude: client.latitude,
-          longitude: client.longitude,
-        },
+        client: clusterClient(client),
         ingress: { vip: s.topo.topology.globalVip },
       }),
     );

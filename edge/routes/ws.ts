@@ -16,7 +16,7 @@ import { admit, clientIp, MAX_BODY_BYTES } from "../http.ts";
 import { redactIp } from "../log.ts";
 import { newWebSocketPair, responseWebSocket, upgradeResponse, type WorkerWebSocket } from "../platform.ts";
 import { checkSdpOffer, offerError } from "../sdp.ts";
-import { type ClientLocation, regionLabel } from "../steering/client.ts";
+import { type ClientLocation, clusterClient, regionLabel } from "../steering/client.ts";
 import { serverTiming, steer, steerScope } from "../steering/steer.ts";
 import { resolveSession } from "./calls.ts";
 
@@ -128,14 +128,7 @@ function relay(b: Bridge): void {
         type: "offer",
         sdp: msg.sdp,
         ...(session !== undefined ? { session } : {}),
-        client: {
-          region: regionLabel(l),
-          country: l.country,
-          continent: l.continent,
-          colo: l.colo,
-          latitude: l.latitude,
-          longitude: l.longitude,
-        },
+        client: clusterClient(l),
         ingress: { vip: b.ingressVip },
       }),
     );

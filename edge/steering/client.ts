@@ -1,5 +1,6 @@
 // What the edge knows about the caller's location, read from request.cf. Coordinates arrive as
 // strings; anything missing, unparseable or out of range is simply absent (steering falls back).
+import type { ClientLocation as ClusterClient } from "../../shared/signalling/call-request.ts";
 import type { CfProperties } from "../platform.ts";
 
 export interface ClientLocation {
@@ -37,4 +38,16 @@ export function clientLocationFromCf(cf: CfProperties | undefined): ClientLocati
 /** The bounded `region` label and the `client.region` sent to clusters: continent code or "unknown". */
 export function regionLabel(loc: ClientLocation): string {
   return loc.continent ?? "unknown";
+}
+
+/** The `client` the edge tells a cluster about (shared/signalling/call-request.ts ClientLocation). */
+export function clusterClient(loc: ClientLocation): ClusterClient {
+  return {
+    region: regionLabel(loc),
+    country: loc.country,
+    continent: loc.continent,
+    colo: loc.colo,
+    latitude: loc.latitude,
+    longitude: loc.longitude,
+  };
 }
