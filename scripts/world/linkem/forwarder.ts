@@ -7,7 +7,7 @@
 import { createSocket, type RemoteInfo, type Socket } from "node:dgram";
 import { performance } from "node:perf_hooks";
 import { type FrontConfig, inCidr, ipv4ToInt, type LinkemConfig, type RouteConfig } from "./config.ts";
-import { FAR_FUTURE, Link } from "./core/link.ts";
+import { FAR_FUTURE, Link, type Offer } from "./core/link.ts";
 import { seededRandom } from "./core/random.ts";
 
 /**
@@ -47,14 +47,26 @@ export interface LinkemStats {
   routes: Record<string, { up: Link<Buffer, Peer>["stats"]; down: Link<Buffer, Peer>["stats"] }>;
 }
 
+/**
+ * Optional observer of every datagram a link is offered and every one it delivers (a measurement
+ * at the emulator itself, e.g. the cascade's repair figures): called synchronously on the
+ * datagram path, so it must be cheap and must not keep `msg` beyond the call without copying.
+ */
+export interface LinkemTap {
+  offered(route: string, direction: "up" | "down", msg: Buffer, now: number, result: Offer): void;
+  delivered(route: string, direction: "up" | "down", msg: Buffer, now: number): void;
+}
+
 export class Linkem {
   readonly #cfg: LinkemConfig;
+  readonly #tap: LinkemTap | null;
   readonly #fronts: Front[] = [];
   /** Peers by address, then port: lookups on the datagram path build no key string. */
   readonly #peers = new Map<string, Map<number, Peer>>();
   #peerCount = 0;
   readonly #links: Link<Buffer, Peer>[] = [];
   readonly #directions: ("up" | "down")[] = [];
+  readonly #names: string[] = [];
   readonly drops: Record<string, number> = { no_route: 0, peer_table_full: 0, send_error: 0 };
   #timer: NodeJS.Timeout | null = null;
   #timerAt = FAR_FUTURE;
@@ -62,8 +74,9 @@ export class Linkem {
   #sweep: NodeJS.Timeout | null = null;
   #closed = false;
 
-  constructor(cfg: LinkemConfig) {
+  constructor(cfg: LinkemConfig, tap: LinkemTap | null = null) {
     this.#cfg = cfg;
+    this.#tap = tap;
   }
 
   async start(): Promise<void> {
@@ -85,6 +98,7 @@ export class Linkem {
         };
         this.#links.push(r.up, r.down);
         this.#directions.push("up", "down");
+        this.#names.push(rc.name, rc.name);
         return r;
       });
       const front: Front = { cfg: fc, socket, routes };
@@ -105,7 +119,9 @@ export class Linkem {
     }
     const now = performance.now();
     peer.lastSeen = now;
-    if (peer.route.up.offer(now, msg, peer) === "queued") this.#arm(peer.route.up.nextAt());
+    const r = peer.route.up.offer(now, msg, peer);
+    if (this.#tap !== null) this.#tap.offered(peer.route.cfg.name, "up", msg, now, r);
+    if (r === "queued") this.#arm(peer.route.up.nextAt());
   }
 
   #get(address: string, port: number): Peer | undefined {
@@ -153,7 +169,9 @@ export class Linkem {
       const t = peer.front.cfg.target;
       if (from.port !== t.port || from.address !== t.host) return;
       const now = performance.now();
-      if (peer.route.down.offer(now, msg, peer) === "queued") this.#arm(peer.route.down.nextAt());
+      const r = peer.route.down.offer(now, msg, peer);
+      if (this.#tap !== null) this.#tap.offered(peer.route.cfg.name, "down", msg, now, r);
+      if (r === "queued") this.#arm(peer.route.down.nextAt());
     });
     s.on("error", () => {});
   }
@@ -186,6 +204,7 @@ export class Linkem {
         if (this.#get(peer.address, peer.port) !== peer) continue;
         if (up) peer.up.send(msg, peer.front.cfg.target.port, peer.front.cfg.target.host);
         else peer.front.socket.send(msg, peer.port, peer.address);
+        if (this.#tap !== null) this.#tap.delivered(this.#names[i]!, this.#directions[i]!, msg, t);
       }
       const at = link.nextAt();
       if (at < next) next = at;
