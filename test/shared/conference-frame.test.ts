@@ -265,7 +265,8 @@ describe("conference payloads", () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(u16, u16, u16), { minLength: 1, maxLength: 16 }), (list) => {
         const e = newNackEntries();
-        list.forEach(([s, f, m], i) => Object.assign(e[i]!, { sourceSlot: s, firstSeq: f, bitmask: m }));
+        for (const [i, [s, f, m]] of list.entries())
+          Object.assign(e[i]!, { sourceSlot: s, firstSeq: f, bitmask: m });
         const buf = new Uint8Array(200);
         const len = encodeNack(buf, 3, e, list.length);
         expect(len).toBe(2 + 6 * list.length);
