@@ -8,7 +8,12 @@
 // receiver's jitter buffer fills the gap with its own comfort noise, we spend no encode and no
 // bandwidth); the output timestamp still advances, and the next frame carries the marker bit.
 
-import { AUDIO_FRAME_MAX_PAYLOAD, AudioCodec, AudioFlags, type AudioFrameHeader } from "../../backend-protocol.ts";
+import {
+  AUDIO_FRAME_MAX_PAYLOAD,
+  AudioCodec,
+  AudioFlags,
+  type AudioFrameHeader,
+} from "../../backend-protocol.ts";
 import { type AudioCodecs, MAX_DECODED_SAMPLES, MIX_FRAME_SAMPLES } from "./codecs.ts";
 import { JitterBuffer } from "./jitter.ts";
 import { addToMix, clearMix, saturate } from "./pcm.ts";
@@ -94,7 +99,15 @@ export class MixEngine {
   readonly #mixed = new Int16Array(MIX_FRAME_SAMPLES);
   readonly #decoded = new Int16Array(MAX_DECODED_SAMPLES);
   #silent = true;
-  #removedTotals: JitterTotals = { played: 0, late: 0, duplicate: 0, overflow: 0, missing: 0, received: 0, resets: 0 };
+  #removedTotals: JitterTotals = {
+    played: 0,
+    late: 0,
+    duplicate: 0,
+    overflow: 0,
+    missing: 0,
+    received: 0,
+    resets: 0,
+  };
 
   constructor(o: MixEngineOptions) {
     if (o.outCodec !== AudioCodec.opus && o.outCodec !== AudioCodec.pcmu) throw new RangeError("outCodec");

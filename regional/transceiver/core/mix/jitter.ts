@@ -88,7 +88,8 @@ export class JitterBuffer {
     if (d < 0) {
       // Reordered ahead of the first frame while still buffering: the window moves back if the
       // frames held still fit.
-      if (this.#state === "playing" || (this.#count > 0 && this.#span(seq) >= JITTER_FRAMES)) return this.#late();
+      if (this.#state === "playing" || (this.#count > 0 && this.#span(seq) >= JITTER_FRAMES))
+        return this.#late();
       this.#next = seq & 0xffff;
       d = 0;
     }

@@ -30,7 +30,7 @@ const H = ((): Float64Array => {
 
 function clamp16(v: number): number {
   const r = Math.round(v);
-  return r > 32767 ? 32767 : r < -32768 ? -32768 : r;
+  return Math.min(32767, Math.max(-32768, r));
 }
 
 /** 8 kHz -> 48 kHz. */
