@@ -9,12 +9,14 @@
 // bandwidth); the output timestamp still advances, and the next frame carries the marker bit.
 
 import {
-  AUDIO_FRAME_MAX_PAYLOAD,
-  AudioCodec,
-  AudioFlags,
-  type AudioFrameHeader,
-} from "../../backend-protocol.ts";
-import { type AudioCodecs, MAX_DECODED_SAMPLES, MIX_FRAME_SAMPLES } from "./codecs.ts";
+  type AudioCodecs,
+  MAX_DECODED_SAMPLES,
+  MIX_FLAG_MARKER,
+  MIX_FRAME_SAMPLES,
+  MIX_MAX_PAYLOAD,
+  MixCodec,
+  type MixFrameHeader,
+} from "./codecs.ts";
 import { JitterBuffer } from "./jitter.ts";
 import { addToMix, clearMix, saturate } from "./pcm.ts";
 
@@ -87,8 +89,8 @@ export class MixEngine {
     dropped: { bad_source: 0, bad_codec: 0, empty_payload: 0, too_large: 0, too_many_sources: 0 },
   };
   /** After tick() returns true: the output frame (payload valid until the next tick). */
-  readonly header: AudioFrameHeader;
-  readonly payload = new Uint8Array(AUDIO_FRAME_MAX_PAYLOAD);
+  readonly header: MixFrameHeader;
+  readonly payload = new Uint8Array(MIX_MAX_PAYLOAD);
   length = 0;
 
   readonly #codecs: AudioCodecs;
@@ -110,10 +112,10 @@ export class MixEngine {
   };
 
   constructor(o: MixEngineOptions) {
-    if (o.outCodec !== AudioCodec.opus && o.outCodec !== AudioCodec.pcmu) throw new RangeError("outCodec");
+    if (o.outCodec !== MixCodec.opus && o.outCodec !== MixCodec.pcmu) throw new RangeError("outCodec");
     this.#codecs = o.codecs;
     this.#maxSources = o.maxSources ?? MIX_MAX_SOURCES_DEFAULT;
-    this.#tsStep = o.outCodec === AudioCodec.opus ? 960 : 160;
+    this.#tsStep = o.outCodec === MixCodec.opus ? 960 : 160;
     this.header = {
       codec: o.outCodec,
       flags: 0,
@@ -130,7 +132,7 @@ export class MixEngine {
   }
 
   /** One frame of `source` (a slot); invalid input is dropped and counted. Returns true if kept. */
-  push(source: number, h: AudioFrameHeader, payload: Uint8Array, now: number): boolean {
+  push(source: number, h: MixFrameHeader, payload: Uint8Array, now: number): boolean {
     const drop = this.#validate(source, h, payload);
     if (drop !== null) {
       this.counters.dropped[drop]++;
@@ -213,7 +215,7 @@ export class MixEngine {
     }
     this.length = len;
     h.sequenceNumber = (h.sequenceNumber + 1) & 0xffff;
-    h.flags = this.#silent ? AudioFlags.marker : 0;
+    h.flags = this.#silent ? MIX_FLAG_MARKER : 0;
     this.#silent = false;
     this.counters.sent++;
     return true;
@@ -257,11 +259,11 @@ export class MixEngine {
     return undefined;
   }
 
-  #validate(source: number, h: AudioFrameHeader, payload: Uint8Array): MixDropReason | null {
+  #validate(source: number, h: MixFrameHeader, payload: Uint8Array): MixDropReason | null {
     if (!Number.isInteger(source) || source < 0 || source > 0xffff) return "bad_source";
-    if (h.codec !== AudioCodec.opus && h.codec !== AudioCodec.pcmu) return "bad_codec";
+    if (h.codec !== MixCodec.opus && h.codec !== MixCodec.pcmu) return "bad_codec";
     if (payload.length === 0) return "empty_payload";
-    if (payload.length > AUDIO_FRAME_MAX_PAYLOAD) return "too_large";
+    if (payload.length > MIX_MAX_PAYLOAD) return "too_large";
     return null;
   }
 }

@@ -9,7 +9,7 @@
 // jumping) and network underruns are both absorbed. Timestamps are not interpreted: the seq order
 // decides and every frame plays in full. A seq far outside the window is a restarted stream.
 
-import { AUDIO_FRAME_MAX_PAYLOAD } from "../../backend-protocol.ts";
+import { MIX_MAX_PAYLOAD } from "./codecs.ts";
 
 export const JITTER_FRAMES = 16;
 export const PLAYOUT_DELAY_MS = 40;
@@ -64,16 +64,16 @@ export class JitterBuffer {
   #lastPlayed = 0;
 
   constructor() {
-    const block = new Uint8Array(JITTER_FRAMES * AUDIO_FRAME_MAX_PAYLOAD);
+    const block = new Uint8Array(JITTER_FRAMES * MIX_MAX_PAYLOAD);
     for (let i = 0; i < JITTER_FRAMES; i++)
-      this.#views.push(block.subarray(i * AUDIO_FRAME_MAX_PAYLOAD, (i + 1) * AUDIO_FRAME_MAX_PAYLOAD));
+      this.#views.push(block.subarray(i * MIX_MAX_PAYLOAD, (i + 1) * MIX_MAX_PAYLOAD));
   }
 
   get size(): number {
     return this.#count;
   }
 
-  /** Stores a frame (payload copied; length <= AUDIO_FRAME_MAX_PAYLOAD, checked by the caller). */
+  /** Stores a frame (payload copied; length <= MIX_MAX_PAYLOAD, checked by the caller). */
   push(seq: number, codec: number, flags: number, payload: Uint8Array, now: number): PushResult {
     this.lastArrival = now;
     this.counters.received++;
