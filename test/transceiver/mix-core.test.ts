@@ -17,7 +17,7 @@ import {
 } from "../../regional/transceiver/core/mix/codecs.ts";
 import { MixEngine, SOURCE_IDLE_MS } from "../../regional/transceiver/core/mix/engine.ts";
 import { muLawDecode, muLawEncode } from "../../regional/transceiver/core/mix/g711.ts";
-import { JITTER_FRAMES, JitterBuffer } from "../../regional/transceiver/core/mix/jitter.ts";
+import { JITTER_FRAMES, JitterBuffer, TRIM_ABOVE } from "../../regional/transceiver/core/mix/jitter.ts";
 import { addToMix, clearMix, saturate } from "../../regional/transceiver/core/mix/pcm.ts";
 import { Downsampler, Upsampler } from "../../regional/transceiver/core/mix/resample.ts";
 import { MixCodecs } from "../../regional/transceiver/shell/opus-codecs.ts";
@@ -129,6 +129,16 @@ describe("jitter buffer", () => {
     expect(j.pop(6040)).toBe("frame");
   });
 
+  it("trims a burst back down to TRIM_ABOVE frames, one extra frame per pop", () => {
+    const j = new JitterBuffer();
+    for (let s = 0; s < 14; s++) j.push(s, 1, 0, P, 0);
+    let played = 0;
+    while (j.pop(100) === "frame") played++;
+    // Each pop over the mark drops one and plays one: 14 -> 12 -> 10 held after two pops.
+    expect(j.counters.trimmed).toBe((14 - TRIM_ABOVE) / 2);
+    expect(played).toBe(14 - (14 - TRIM_ABOVE) / 2);
+  });
+
   it("stays bounded under a flood from one source", () => {
     const j = new JitterBuffer();
     for (let s = 0; s < 10_000; s++) j.push(s & 0xffff, 1, 0, P, 0);
@@ -136,7 +146,7 @@ describe("jitter buffer", () => {
     expect(j.counters.overflow).toBe(10_000 - JITTER_FRAMES);
     let played = 0;
     while (j.pop(100) === "frame") played++;
-    expect(played).toBe(JITTER_FRAMES);
+    expect(played + j.counters.trimmed).toBe(JITTER_FRAMES);
   });
 });
 
@@ -217,6 +227,32 @@ describe("mix engine (real Opus, virtual time)", () => {
     expect(engine.counters.idleRemoved).toBe(2);
     a.close();
     b.close();
+    codecs.close();
+  });
+
+  it("sends nothing through a DTX gap, keeps its clock, and marks the next talk spurt", () => {
+    const codecs = new MixCodecs(AudioCodec.opus);
+    const engine = new MixEngine({ outCodec: AudioCodec.opus, codecs, initialTimestamp: 0xffffff00 });
+    const a = new ToneStream(440);
+    const arrivals = streamArrivals(a, 1, 20);
+    // Frames 10.. come 500 ms later (the sender's DTX: seq continues, its timestamp jumps).
+    for (const x of arrivals.slice(10)) {
+      x.at += 500;
+      x.f.h.timestamp += 500 * 48;
+    }
+    const listener = new Listener();
+    run(engine, arrivals, 1200, listener);
+    const f = listener.frames;
+    expect(f.length).toBe(20);
+    expect(f.map((x) => x.h.flags)).toEqual([1, ...Array(9).fill(0), 1, ...Array(9).fill(0)]);
+    for (let i = 1; i < f.length; i++)
+      expect(f[i]!.h.sequenceNumber).toBe((f[i - 1]!.h.sequenceNumber + 1) & 0xffff);
+    const gap = (f[10]!.h.timestamp - f[9]!.h.timestamp) >>> 0;
+    expect(gap % 960).toBe(0);
+    expect(gap / 960).toBeGreaterThanOrEqual(25); // 500 ms of silent ticks, minus nothing
+    expect(engine.counters.silentTicks).toBeGreaterThanOrEqual(24);
+    expect(engine.jitterTotals()).toMatchObject({ played: 20, missing: 0, late: 0 });
+    a.close();
     codecs.close();
   });
 

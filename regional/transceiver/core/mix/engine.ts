@@ -17,7 +17,7 @@ import {
   MixCodec,
   type MixFrameHeader,
 } from "./codecs.ts";
-import { JitterBuffer } from "./jitter.ts";
+import { JitterBuffer, type JitterCounters, newJitterCounters } from "./jitter.ts";
 import { addToMix, clearMix, saturate } from "./pcm.ts";
 
 export const MIX_TICK_MS = 20;
@@ -44,14 +44,11 @@ export interface MixCounters {
   dropped: Record<MixDropReason, number>;
 }
 
-export interface JitterTotals {
-  played: number;
-  late: number;
-  duplicate: number;
-  overflow: number;
-  missing: number;
-  received: number;
-  resets: number;
+/** Jitter buffer counters summed over a mixer's sources, removed ones included. */
+export type JitterTotals = JitterCounters;
+
+function addCounters(into: JitterCounters, c: JitterCounters): void {
+  for (const k of Object.keys(into) as (keyof JitterCounters)[]) into[k] += c[k];
 }
 
 class Source {
@@ -101,15 +98,7 @@ export class MixEngine {
   readonly #mixed = new Int16Array(MIX_FRAME_SAMPLES);
   readonly #decoded = new Int16Array(MAX_DECODED_SAMPLES);
   #silent = true;
-  #removedTotals: JitterTotals = {
-    played: 0,
-    late: 0,
-    duplicate: 0,
-    overflow: 0,
-    missing: 0,
-    received: 0,
-    resets: 0,
-  };
+  #removedTotals: JitterTotals = newJitterCounters();
 
   constructor(o: MixEngineOptions) {
     if (o.outCodec !== MixCodec.opus && o.outCodec !== MixCodec.pcmu) throw new RangeError("outCodec");
@@ -154,15 +143,7 @@ export class MixEngine {
     const i = this.#sources.findIndex((s) => s.id === source);
     if (i < 0) return;
     const s = this.#sources[i]!;
-    const c = s.jitter.counters;
-    const t = this.#removedTotals;
-    t.played += c.played;
-    t.late += c.late;
-    t.duplicate += c.duplicate;
-    t.overflow += c.overflow;
-    t.missing += c.missing;
-    t.received += c.received;
-    t.resets += c.resets;
+    addCounters(this.#removedTotals, s.jitter.counters);
     this.#sources.splice(i, 1);
     this.#codecs.release(source);
   }
@@ -171,14 +152,7 @@ export class MixEngine {
   jitterTotals(): JitterTotals {
     const t = { ...this.#removedTotals };
     for (const s of this.#sources) {
-      const c = s.jitter.counters;
-      t.played += c.played;
-      t.late += c.late;
-      t.duplicate += c.duplicate;
-      t.overflow += c.overflow;
-      t.missing += c.missing;
-      t.received += c.received;
-      t.resets += c.resets;
+      addCounters(t, s.jitter.counters);
     }
     return t;
   }

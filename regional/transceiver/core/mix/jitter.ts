@@ -14,6 +14,11 @@ import { MIX_MAX_PAYLOAD } from "./codecs.ts";
 export const JITTER_FRAMES = 16;
 export const PLAYOUT_DELAY_MS = 40;
 const PREFILL = 3;
+/**
+ * More frames held than this (200 ms: a burst, or a sender's clock faster than ours) and each pop
+ * drops the oldest one as well, so the delay shrinks back instead of staying high for the spurt.
+ */
+export const TRIM_ABOVE = 10;
 /** Older than this (in seqs) is not "late" but a new stream; so is further ahead than RESET_AHEAD. */
 const RESET_BACK = 200;
 const RESET_AHEAD = 3000;
@@ -31,19 +36,17 @@ export interface JitterCounters {
   duplicate: number;
   /** Frames dropped unplayed because newer ones pushed them out of the window. */
   overflow: number;
+  /** Frames dropped to bring the delay back down (TRIM_ABOVE). */
+  trimmed: number;
   resets: number;
 }
 
+export function newJitterCounters(): JitterCounters {
+  return { received: 0, played: 0, missing: 0, late: 0, duplicate: 0, overflow: 0, trimmed: 0, resets: 0 };
+}
+
 export class JitterBuffer {
-  readonly counters: JitterCounters = {
-    received: 0,
-    played: 0,
-    missing: 0,
-    late: 0,
-    duplicate: 0,
-    overflow: 0,
-    resets: 0,
-  };
+  readonly counters: JitterCounters = newJitterCounters();
   /** After pop() === "frame": the frame's codec, flags, payload view and length. */
   codec = 0;
   flags = 0;
@@ -119,6 +122,7 @@ export class JitterBuffer {
       this.#state = "idle";
       return "empty";
     }
+    if (this.#count > TRIM_ABOVE) this.#trim();
     const seq = this.#next;
     const slot = seq & (JITTER_FRAMES - 1);
     this.#next = (seq + 1) & 0xffff;
@@ -136,6 +140,16 @@ export class JitterBuffer {
     this.length = this.#len[slot]!;
     this.counters.played++;
     return "frame";
+  }
+
+  #trim(): void {
+    const slot = this.#next & (JITTER_FRAMES - 1);
+    if (this.#seq[slot] === this.#next) {
+      this.#seq[slot] = -1;
+      this.#count--;
+    }
+    this.#next = (this.#next + 1) & 0xffff;
+    this.counters.trimmed++;
   }
 
   #late(): PushResult {
