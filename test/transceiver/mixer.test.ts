@@ -2,8 +2,9 @@
 // a hang; no timing is asserted), the shared clock's membership, input validation and close().
 import { describe, expect, it } from "vitest";
 import { AudioCodec } from "../../regional/transceiver/backend-protocol.ts";
-import { mixClock } from "../../regional/transceiver/shell/mix-clock.ts";
+import { MixClock, mixClock } from "../../regional/transceiver/shell/mix-clock.ts";
 import { Mixer } from "../../regional/transceiver/shell/mixer.ts";
+import { MixCodecs, opusHeapBytes } from "../../regional/transceiver/shell/opus-codecs.ts";
 import { goertzel } from "../support/tone.ts";
 import { until } from "../support/wait.ts";
 import { Listener, ToneStream } from "./helpers/tone-streams.ts";
@@ -49,6 +50,40 @@ describe("Mixer on the shared clock", () => {
     m2.close();
     m2.close();
     expect(mixClock.size).toBe(before);
+  });
+});
+
+describe("MixClock", () => {
+  it("catches up at most 5 missed ticks after a stall, then re-anchors", async () => {
+    let t = 0;
+    const clock = new MixClock(() => t);
+    const seen: number[] = [];
+    const client = { onTick: (now: number) => seen.push(now) };
+    clock.add(client);
+    clock.add(client);
+    expect(clock.size).toBe(1);
+    t = 1000; // the event loop was stuck for a second
+    await until(() => clock.counters.ticks >= 5, "the catch-up ticks");
+    clock.delete(client);
+    expect(seen).toEqual([1000, 1000, 1000, 1000, 1000]);
+    expect(clock.counters.skipped).toBe(45);
+    expect(clock.size).toBe(0);
+  });
+});
+
+describe("Opus codecs", () => {
+  it("keep working when many coders make the WASM heap grow (opusscript's views would detach)", () => {
+    const first = new MixCodecs(1);
+    const heap = opusHeapBytes();
+    const many = Array.from({ length: 300 }, () => new MixCodecs(1));
+    expect(opusHeapBytes()).toBeGreaterThan(heap);
+    const pcm = new Int16Array(960).fill(1000);
+    const out = new Uint8Array(1500);
+    const n = first.encode(pcm, out);
+    expect(n).toBeGreaterThan(0);
+    expect(first.decode(1, 1, out, n, new Int16Array(5760))).toBe(960);
+    for (const c of many) c.close();
+    first.close();
   });
 });
 
