@@ -77,7 +77,8 @@ export class JitterBuffer {
   }
 
   /** Stores a frame (payload copied; length <= MIX_MAX_PAYLOAD, checked by the caller). */
-  push(seq: number, codec: number, flags: number, payload: Uint8Array, now: number): PushResult {
+  push(seq16: number, codec: number, flags: number, payload: Uint8Array, now: number): PushResult {
+    const seq = seq16 & 0xffff;
     this.lastArrival = now;
     this.counters.received++;
     // A repeat of something already played (or older) is late, unless so old it is a new stream.
@@ -93,7 +94,7 @@ export class JitterBuffer {
       // frames held still fit.
       if (this.#state === "playing" || (this.#count > 0 && this.#span(seq) >= JITTER_FRAMES))
         return this.#late();
-      this.#next = seq & 0xffff;
+      this.#next = seq;
       d = 0;
     }
     if (d >= JITTER_FRAMES) this.#slide(seq);
