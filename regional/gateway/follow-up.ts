@@ -5,7 +5,7 @@
 import { ApiError } from "../transceiver/errors.ts";
 import type { Gateway } from "./gateway.ts";
 import { type CallResource, failedCallAnswer } from "./routing.ts";
-import type { Upstream } from "./upstream.ts";
+import { errorCodeOf, type Upstream } from "./upstream.ts";
 
 export interface FollowUp {
   callId: string;
@@ -44,20 +44,9 @@ export async function routeToCall(g: Gateway, f: FollowUp): Promise<Upstream> {
     return ended(g.failedAt(owner) ?? Date.now());
   }
   // A transceiver that came back after failing does not know the calls it held then.
-  if (up.status === 404 && failedAt !== undefined && isUnknownCall(up)) {
+  if (up.status === 404 && failedAt !== undefined && errorCodeOf(up) === "call_id_unknown") {
     const found = await g.findMoved(callId, owner, method, target, headers, body);
     return found ?? ended(failedAt);
   }
   return up;
-}
-
-function isUnknownCall(up: Upstream): boolean {
-  try {
-    return (
-      (JSON.parse(up.body.toString("utf8")) as { error?: { code?: unknown } }).error?.code ===
-      "call_id_unknown"
-    );
-  } catch {
-    return false;
-  }
 }
