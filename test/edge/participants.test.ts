@@ -127,6 +127,24 @@ describe("join API at the edge (fake cluster)", () => {
     expect(leg.headers["x-gr-caller"]).toBeTruthy();
   });
 
+  it("takes the offer as multipart/form-data (sdp + session) like POST /v1/realtime/calls", async () => {
+    const e = await edge();
+    const callId = await callFrom(e, "frankfurt");
+    const form = new FormData();
+    form.set("sdp", OFFER);
+    form.set("session", JSON.stringify({ type: "realtime", instructions: "hi" }));
+    const m = marks();
+    const res = await e.fetch(`/v1/realtime/calls/${callId}/participants`, {
+      method: "POST",
+      city: "sydney",
+      headers: bearer(),
+      body: form,
+    });
+    expect(res.status).toBe(201);
+    const leg = since(m).get("syd")![0]!;
+    expect(JSON.parse(leg.body)).toMatchObject({ sdp: OFFER, session: { instructions: "hi" } });
+  });
+
   it("passes the owner's participant_limit (409) through and creates no leg", async () => {
     const e = await edge();
     const callId = await callFrom(e, "frankfurt");
