@@ -11,7 +11,6 @@
 import type { Context, Hono } from "hono";
 import { CALL_ID_PATTERN } from "../../shared/callid/callid.ts";
 import {
-  type AdmitResponse,
   type CreateLegRequest,
   type CreateLegResponse,
   PARTICIPANT_ID,
@@ -89,7 +88,12 @@ async function join(c: Context<AppEnv>): Promise<Response> {
     return c.json(clusterErrorBody(body, status), status as 400, { "x-relay-cluster": owner.name });
   }
   const admitted = readAdmitResponse(body);
-  if (!admitted) throw badAnswer(owner.name);
+  if (!admitted) {
+    // Admitted, maybe, but not in a shape a leg can use: free the slot if it names one.
+    const pid = (body as { participantId?: unknown } | null)?.participantId;
+    if (typeof pid === "string" && PARTICIPANT_ID.test(pid)) await release(c, s, owner, callId, pid);
+    throw badAnswer(owner.name);
+  }
 
   // 2. The leg at the joiner's nearest healthy cluster, with the hub to send to.
   const request: CreateLegRequest = {
@@ -103,13 +107,13 @@ async function join(c: Context<AppEnv>): Promise<Response> {
   try {
     steered = await steer(c, s, legAttempt(s, request, caller));
   } catch (e) {
-    await release(c, s, owner, callId, admitted);
+    await release(c, s, owner, callId, admitted.participantId);
     throw e;
   }
   const out = steered.result.value;
   const headers = reportSteered(c, "participants.join", s, steered, out, principal);
   if (out.kind === "error") {
-    await release(c, s, owner, callId, admitted);
+    await release(c, s, owner, callId, admitted.participantId);
     return clusterError(c, out, headers);
   }
   headers["content-type"] = "application/sdp";
@@ -146,12 +150,12 @@ async function release(
   s: SteerScope,
   owner: ClusterSpec,
   callId: string,
-  p: AdmitResponse,
+  participantId: string,
 ): Promise<void> {
   try {
     const res = await fetchOwner(c, s, owner, {
       method: "DELETE",
-      path: `/v1/calls/${callId}/participants/${p.participantId}`,
+      path: `/v1/calls/${callId}/participants/${participantId}`,
       headers: { accept: "application/json" },
     });
     await res.body?.cancel();

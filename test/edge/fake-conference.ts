@@ -24,6 +24,8 @@ export class FakeConference {
   legMode: LegMode = "ok";
   /** Max participants per call, the owner's client included (the transceiver's default). */
   limit = 8;
+  /** Admits, but answers without the hub (a contract break the edge must survive). */
+  admitWithoutHub = false;
   readonly ended = new Set<string>();
   readonly rosters = new Map<string, Participant[]>();
   readonly #f: FakeCluster;
@@ -39,6 +41,7 @@ export class FakeConference {
   reset(): void {
     this.legMode = "ok";
     this.limit = 8;
+    this.admitWithoutHub = false;
   }
 
   #route(method: string, path: string, body: string): FakeAnswer | undefined {
@@ -59,6 +62,7 @@ export class FakeConference {
       this.#nextSlot.set(callId, slot + 1);
       const p = { participantId: `prt_${randomBytes(12).toString("base64url")}`, slot };
       roster.push(p);
+      if (this.admitWithoutHub) return { status: 201, body: p };
       return {
         status: 201,
         body: {

@@ -215,6 +215,19 @@ describe("join API at the edge (fake cluster)", () => {
     expect(conference("fra").rosters.get(callId)).toEqual([]);
   });
 
+  it("answers 502 for an admit it cannot read, releasing the participant it names", async () => {
+    const e = await edge();
+    const callId = await callFrom(e, "frankfurt");
+    conference("fra").admitWithoutHub = true;
+    const m = marks();
+    const res = await join(e, callId, "sydney");
+    expect(res.status).toBe(502);
+    expect(await codeOf(res)).toBe("cluster_bad_answer");
+    expect(routes(since(m).get("fra")).map((r) => r.split(" ")[0])).toEqual(["POST", "DELETE"]);
+    expect(routes(since(m).get("syd"))).toEqual([]);
+    expect(conference("fra").rosters.get(callId)).toEqual([]);
+  });
+
   it("lists, reads and removes participants at the owner's cluster, wherever the request comes from", async () => {
     const e = await edge();
     const callId = await callFrom(e, "frankfurt");
