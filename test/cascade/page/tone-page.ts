@@ -84,10 +84,15 @@ function analyse(stream: MediaStream, audio: AudioContext): void {
 async function stats(): Promise<void> {
   if (!pc) return;
   const report = await pc.getStats();
+  // Summed over streams: a new SSRC from the transceiver shows up as a second inbound-rtp.
+  let sent = 0;
+  let received = 0;
   report.forEach((s) => {
-    if (s.type === "outbound-rtp" && s.kind === "audio") state.packetsSent = s.packetsSent;
-    if (s.type === "inbound-rtp" && s.kind === "audio") state.packetsReceived = s.packetsReceived;
+    if (s.type === "outbound-rtp" && s.kind === "audio") sent += s.packetsSent;
+    if (s.type === "inbound-rtp" && s.kind === "audio") received += s.packetsReceived;
   });
+  state.packetsSent = sent;
+  state.packetsReceived = received;
 }
 
 async function connect(o: ConnectOptions): Promise<ToneState> {
