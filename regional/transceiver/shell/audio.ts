@@ -8,6 +8,7 @@ import {
   type AudioFrameHeader,
   codecOfMime,
   newAudioFrameHeader,
+  OWNER_SLOT,
 } from "../backend-protocol.ts";
 
 const noop = (): void => {};
@@ -21,8 +22,15 @@ export class CallAudio {
   /** The negotiated audio direction lets us send (false for a sendonly client, e.g. WHIP). */
   #clientReceives = true;
 
-  constructor(t: RTCRtpTransceiver) {
+  /** `slot`: the participant slot the client's frames are labelled with (byte 3). */
+  constructor(t: RTCRtpTransceiver, slot = OWNER_SLOT) {
     this.#t = t;
+    this.#frame.participant = slot;
+  }
+
+  /** Relabels the client's frames (a leg learns its slot from the hub's admission). */
+  set slot(slot: number) {
+    this.#frame.participant = slot;
   }
 
   /** Reads the negotiated codecs after the answer; false when no audio codec is in common. */
