@@ -28,11 +28,6 @@ export class CallAudio {
     this.#frame.participant = slot;
   }
 
-  /** Relabels the client's frames (a leg learns its slot from the hub's admission). */
-  set slot(slot: number) {
-    this.#frame.participant = slot;
-  }
-
   /** Reads the negotiated codecs after the answer; false when no audio codec is in common. */
   negotiated(): boolean {
     const t = this.#t;
@@ -70,7 +65,7 @@ export class CallAudio {
   }
 
   /** Sends a backend frame to the client; "codec_mismatch" when it is not the send codec. */
-  toClient(h: AudioFrameHeader, payload: Buffer): "sent" | "not_receiving" | "codec_mismatch" {
+  toClient(h: AudioFrameHeader, payload: Uint8Array): "sent" | "not_receiving" | "codec_mismatch" {
     // A client that only sends (a WHIP publisher) gets no RTP: werift would send it regardless.
     if (!this.#clientReceives) return "not_receiving";
     if (h.codec !== this.#sendCodec) return "codec_mismatch";
@@ -80,7 +75,10 @@ export class CallAudio {
       timestamp: h.timestamp,
       marker: (h.flags & AudioFlags.marker) !== 0,
     });
-    this.#t.sender.sendRtp(new RtpPacket(header, payload)).catch(noop);
+    const b = Buffer.isBuffer(payload)
+      ? payload
+      : Buffer.from(payload.buffer, payload.byteOffset, payload.length);
+    this.#t.sender.sendRtp(new RtpPacket(header, b)).catch(noop);
     return "sent";
   }
 }
