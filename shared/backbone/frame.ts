@@ -39,6 +39,8 @@ export const FrameType = {
    * the flow as established (long timer, no amplification budget, mirrored). No payload.
    */
   pathValidated: 5,
+  // 6 is reserved: the conference frame (shared/conference/frame.ts), transceiver to transceiver,
+  // never on a relay path; decodeFrameHeader rejects it as bad-type.
 } as const;
 export type FrameType = (typeof FrameType)[keyof typeof FrameType];
 export const FRAME_TYPE_NAMES: Record<number, string> = {

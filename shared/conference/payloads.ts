@@ -202,7 +202,12 @@ export function decodeHello(buf: Uint8Array, off: number, len: number, out: Hell
 }
 
 /** Writes a roster (keepalive payload); returns its length, or -1 (bad id, n over 64, no room). */
-export function encodeRoster(buf: Uint8Array, off: number, entries: readonly RosterEntry[], n: number): number {
+export function encodeRoster(
+  buf: Uint8Array,
+  off: number,
+  entries: readonly RosterEntry[],
+  n: number,
+): number {
   const len = 1 + 18 * n;
   if (!(n >= 0 && n <= ROSTER_MAX_ENTRIES && n <= entries.length) || !(off >= 0) || off + len > buf.length)
     return -1;
@@ -237,7 +242,8 @@ export function decodeRoster(buf: Uint8Array, off: number, len: number, out: Ros
 
 /** Writes a bye; returns 1, or -1 (unknown reason, no room). */
 export function encodeBye(buf: Uint8Array, off: number, reason: number): number {
-  if (!(off >= 0) || off >= buf.length || !(reason >= ByeReason.left && reason <= ByeReason.removed)) return -1;
+  if (!(off >= 0) || off >= buf.length || !(reason >= ByeReason.left && reason <= ByeReason.removed))
+    return -1;
   buf[off] = reason;
   return 1;
 }
