@@ -1,0 +1,183 @@
+// Per-source jitter buffer of backend-protocol audio frames. Ordered by the 16-bit sequence number
+// (wraparound by signed 16-bit difference), bounded (JITTER_FRAMES slots, payloads copied into one
+// preallocated block), pure (`now` as an argument, no allocation per frame).
+//
+// Playout: a talk spurt starts PLAYOUT_DELAY_MS after its first frame arrives (or as soon as
+// PREFILL frames are held), then one frame is taken per pop in seq order. A hole with later frames
+// held is "missing" (the caller conceals it); an empty buffer ends the spurt and the next arrival
+// starts a new one with a fresh delay: that is how DTX / silence gaps (seq contiguous, timestamp
+// jumping) and network underruns are both absorbed. Timestamps are not interpreted: the seq order
+// decides and every frame plays in full. A seq far outside the window is a restarted stream.
+
+import { AUDIO_FRAME_MAX_PAYLOAD } from "../../backend-protocol.ts";
+
+export const JITTER_FRAMES = 16;
+export const PLAYOUT_DELAY_MS = 40;
+const PREFILL = 3;
+/** Older than this (in seqs) is not "late" but a new stream; so is further ahead than RESET_AHEAD. */
+const RESET_BACK = 200;
+const RESET_AHEAD = 3000;
+
+export type PushResult = "ok" | "late" | "duplicate";
+export type PopResult = "frame" | "missing" | "empty" | "waiting";
+
+const int16 = (d: number): number => ((d & 0xffff) << 16) >> 16;
+
+export interface JitterCounters {
+  received: number;
+  played: number;
+  missing: number;
+  late: number;
+  duplicate: number;
+  /** Frames dropped unplayed because newer ones pushed them out of the window. */
+  overflow: number;
+  resets: number;
+}
+
+export class JitterBuffer {
+  readonly counters: JitterCounters = {
+    received: 0,
+    played: 0,
+    missing: 0,
+    late: 0,
+    duplicate: 0,
+    overflow: 0,
+    resets: 0,
+  };
+  /** After pop() === "frame": the frame's codec, flags, payload view and length. */
+  codec = 0;
+  flags = 0;
+  payload: Uint8Array = new Uint8Array(0);
+  length = 0;
+  lastArrival = 0;
+
+  readonly #seq = new Int32Array(JITTER_FRAMES).fill(-1);
+  readonly #len = new Uint16Array(JITTER_FRAMES);
+  readonly #codec = new Uint8Array(JITTER_FRAMES);
+  readonly #flags = new Uint8Array(JITTER_FRAMES);
+  readonly #views: Uint8Array[] = [];
+  #count = 0;
+  #next = 0;
+  #state: "idle" | "buffering" | "playing" = "idle";
+  #startAt = 0;
+  #played = false;
+  #lastPlayed = 0;
+
+  constructor() {
+    const block = new Uint8Array(JITTER_FRAMES * AUDIO_FRAME_MAX_PAYLOAD);
+    for (let i = 0; i < JITTER_FRAMES; i++)
+      this.#views.push(block.subarray(i * AUDIO_FRAME_MAX_PAYLOAD, (i + 1) * AUDIO_FRAME_MAX_PAYLOAD));
+  }
+
+  get size(): number {
+    return this.#count;
+  }
+
+  /** Stores a frame (payload copied; length <= AUDIO_FRAME_MAX_PAYLOAD, checked by the caller). */
+  push(seq: number, codec: number, flags: number, payload: Uint8Array, now: number): PushResult {
+    this.lastArrival = now;
+    this.counters.received++;
+    // A repeat of something already played (or older) is late, unless so old it is a new stream.
+    if (this.#played) {
+      const d = int16(seq - this.#lastPlayed);
+      if (d <= 0 && d > -RESET_BACK) return this.#late();
+      if (d <= -RESET_BACK || d > RESET_AHEAD) this.#reset();
+    }
+    if (this.#state === "idle") this.#start(seq, now);
+    let d = int16(seq - this.#next);
+    if (d < 0) {
+      // Reordered ahead of the first frame while still buffering: the window moves back if the
+      // frames held still fit.
+      if (this.#state === "playing" || (this.#count > 0 && this.#span(seq) >= JITTER_FRAMES))
+        return this.#late();
+      this.#next = seq & 0xffff;
+      d = 0;
+    }
+    if (d >= JITTER_FRAMES) this.#slide(seq);
+    const slot = seq & (JITTER_FRAMES - 1);
+    if (this.#seq[slot] === seq) {
+      this.counters.duplicate++;
+      return "duplicate";
+    }
+    this.#seq[slot] = seq;
+    this.#len[slot] = payload.length;
+    this.#codec[slot] = codec;
+    this.#flags[slot] = flags;
+    this.#views[slot]!.set(payload);
+    this.#count++;
+    return "ok";
+  }
+
+  /** The next frame to play at `now` (see the file comment). */
+  pop(now: number): PopResult {
+    if (this.#state === "idle") return "empty";
+    if (this.#state === "buffering") {
+      if (now < this.#startAt && this.#count < PREFILL) return "waiting";
+      this.#state = "playing";
+    }
+    if (this.#count === 0) {
+      this.#state = "idle";
+      return "empty";
+    }
+    const seq = this.#next;
+    const slot = seq & (JITTER_FRAMES - 1);
+    this.#next = (seq + 1) & 0xffff;
+    this.#played = true;
+    this.#lastPlayed = seq;
+    if (this.#seq[slot] !== seq) {
+      this.counters.missing++;
+      return "missing";
+    }
+    this.#seq[slot] = -1;
+    this.#count--;
+    this.codec = this.#codec[slot]!;
+    this.flags = this.#flags[slot]!;
+    this.payload = this.#views[slot]!;
+    this.length = this.#len[slot]!;
+    this.counters.played++;
+    return "frame";
+  }
+
+  #late(): PushResult {
+    this.counters.late++;
+    return "late";
+  }
+
+  #start(seq: number, now: number): void {
+    this.#state = "buffering";
+    this.#next = seq & 0xffff;
+    this.#startAt = now + PLAYOUT_DELAY_MS;
+  }
+
+  #reset(): void {
+    this.counters.resets++;
+    this.#seq.fill(-1);
+    this.#count = 0;
+    this.#played = false;
+    this.#state = "idle";
+  }
+
+  // Seqs from `seq` to the newest held one, inclusive (seq older than next).
+  #span(seq: number): number {
+    let newest = 0;
+    for (let i = 0; i < JITTER_FRAMES; i++) {
+      const s = this.#seq[i]!;
+      if (s >= 0) newest = Math.max(newest, int16(s - seq));
+    }
+    return newest + 1;
+  }
+
+  // Moves the window so that `seq` is its newest slot; frames falling out are dropped unplayed.
+  #slide(seq: number): void {
+    const first = (seq - JITTER_FRAMES + 1) & 0xffff;
+    for (let i = 0; i < JITTER_FRAMES; i++) {
+      const s = this.#seq[i]!;
+      if (s >= 0 && int16(s - first) < 0) {
+        this.#seq[i] = -1;
+        this.#count--;
+        this.counters.overflow++;
+      }
+    }
+    this.#next = first;
+  }
+}
