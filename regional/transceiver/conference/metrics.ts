@@ -88,9 +88,11 @@ export class ConferenceMetrics {
       ])
       .with({ cluster });
     this.participants = r
-      .gauge("gr_transceiver_conference_participants", "Joiners admitted on the calls this transceiver hubs", [
-        "cluster",
-      ])
+      .gauge(
+        "gr_transceiver_conference_participants",
+        "Joiners admitted on the calls this transceiver hubs",
+        ["cluster"],
+      )
       .with({ cluster });
   }
 }

@@ -20,10 +20,12 @@ import { nodeMac } from "../../common/hmac.ts";
 import type { ConferenceConfig } from "../config.ts";
 import { type ConferenceMetrics, dropReasonOf } from "./metrics.ts";
 
-/** A conference this process takes part in: the hub side of a call, or a leg. */
+/** A conference this process takes part in: the hub side of a call (slot 0), or a leg (its slot). */
 export interface ConferenceEndpoint {
   readonly hi: number;
   readonly lo: number;
+  /** Frames whose destination slot is this reach it: 0 = the hub, else the leg's participant slot. */
+  readonly slot: number;
   /** A MAC-valid frame naming this conference; its payload is at buf[20 .. 20 + h.payloadLength]. */
   receive(h: ConferenceHeader, buf: Buffer, now: number): void;
   /** Every TICK_MS: keepalives, hellos, NACK retries, deadlines. */
@@ -35,6 +37,9 @@ export const TICK_MS = 20;
 /** Conferences a process takes part in at most (hub conferences and legs); beyond: refused. */
 export const MAX_ENDPOINTS = 4096;
 
+// Conference low word (u32) and destination slot (u16): at most 2^48, an exact number.
+const key = (lo: number, slot: number): number => lo * 65536 + slot;
+
 export class ConferenceSocket {
   readonly metrics: ConferenceMetrics;
   readonly mac: MacSync;
@@ -42,8 +47,10 @@ export class ConferenceSocket {
   readonly config: ConferenceConfig;
   readonly #socket: Socket;
   readonly #h = newConferenceHeader();
-  // Keyed by the conference id's low word (random: a good hash); the high word is checked.
-  readonly #byLo = new Map<number, ConferenceEndpoint>();
+  // Keyed by the conference id's low word (random: a good hash) and the destination slot (the
+  // hub and legs of one conference may share a process); the high word is checked.
+  readonly #byKey = new Map<number, ConferenceEndpoint>();
+  readonly #all = new Set<ConferenceEndpoint>();
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -77,7 +84,7 @@ export class ConferenceSocket {
   }
 
   get endpoints(): number {
-    return this.#byLo.size;
+    return this.#all.size;
   }
 
   /** A fresh random conference id no endpoint here uses. */
@@ -86,15 +93,17 @@ export class ConferenceSocket {
       const b = randomBytes(8);
       const hi = b.readUInt32BE(0);
       const lo = b.readUInt32BE(4);
-      if (!this.#byLo.has(lo)) return { hi, lo };
+      if (!this.#byKey.has(key(lo, 0))) return { hi, lo };
     }
   }
 
-  /** False when the id is taken here (a leg and a hub of one conference on one process) or full. */
+  /** False when (conference, slot) is taken here or the table is full. */
   register(e: ConferenceEndpoint): boolean {
-    if (this.#closed || this.#byLo.has(e.lo) || this.#byLo.size >= MAX_ENDPOINTS) return false;
-    this.#byLo.set(e.lo, e);
-    this.metrics.conferences.set(this.#byLo.size);
+    const k = key(e.lo, e.slot);
+    if (this.#closed || this.#byKey.has(k) || this.#all.size >= MAX_ENDPOINTS) return false;
+    this.#byKey.set(k, e);
+    this.#all.add(e);
+    this.metrics.conferences.set(this.#all.size);
     if (this.#timer === undefined) {
       this.#timer = setInterval(this.#tick, TICK_MS);
       this.#timer.unref();
@@ -103,10 +112,12 @@ export class ConferenceSocket {
   }
 
   unregister(e: ConferenceEndpoint): void {
-    if (this.#byLo.get(e.lo) !== e) return;
-    this.#byLo.delete(e.lo);
-    this.metrics.conferences.set(this.#byLo.size);
-    if (this.#byLo.size === 0 && this.#timer !== undefined) {
+    const k = key(e.lo, e.slot);
+    if (this.#byKey.get(k) !== e) return;
+    this.#byKey.delete(k);
+    this.#all.delete(e);
+    this.metrics.conferences.set(this.#all.size);
+    if (this.#all.size === 0 && this.#timer !== undefined) {
       clearInterval(this.#timer);
       this.#timer = undefined;
     }
@@ -142,7 +153,7 @@ export class ConferenceSocket {
       m.drops[dropReasonOf(status)].inc();
       return;
     }
-    const e = this.#byLo.get(h.conferenceLo);
+    const e = this.#byKey.get(key(h.conferenceLo, h.destinationSlot));
     if (e === undefined || e.hi !== h.conferenceHi) {
       m.drops.unknown_conference.inc();
       return;
@@ -154,7 +165,7 @@ export class ConferenceSocket {
 
   readonly #tick = (): void => {
     const now = performance.now();
-    for (const e of this.#byLo.values()) e.tick(now);
+    for (const e of this.#all) e.tick(now);
   };
 
   async close(): Promise<void> {
