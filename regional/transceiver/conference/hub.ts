@@ -149,12 +149,15 @@ export class HubConference implements ConferenceEndpoint, CallTap {
       m.drops.unknown_participant.inc();
       return;
     }
+    // A hello is checked before its counter counts: a bad one must not move the window.
+    const isHello = h.kind === ConferenceKind.hello;
+    if (isHello && !this.#helloOk(j, buf, h.payloadLength)) return;
     if (!j.link.window.accept(h.counter)) {
       m.drops.replay.inc();
       return;
     }
-    if (h.kind === ConferenceKind.hello) {
-      this.#hello(j, buf, h.payloadLength, now);
+    if (isHello) {
+      this.#hello(j, now);
       return;
     }
     if (j.state !== "connected") {
@@ -170,17 +173,22 @@ export class HubConference implements ConferenceEndpoint, CallTap {
     }
   }
 
-  #hello(j: Joiner, buf: Buffer, len: number, now: number): void {
+  #helloOk(j: Joiner, buf: Buffer, len: number): boolean {
     const m = this.#sock.metrics;
     if (!decodeHello(buf, 20, len, hello) || hello.participantId !== j.id) {
       m.drops.unknown_participant.inc();
-      return;
+      return false;
     }
     // Only the address inside a MAC-valid hello, and only inside the backbone: never the source's.
     if (!allowed(this.#sock.config.cidrs, hello.ipv6, hello.ip)) {
       m.drops.bad_address.inc();
-      return;
+      return false;
     }
+    return true;
+  }
+
+  /** The hello `#helloOk` just read. */
+  #hello(j: Joiner, now: number): void {
     j.link.to = { host: ipText(hello.ipv6, hello.ip), port: hello.port, ipv6: hello.ipv6 };
     j.link.lastHeardAt = now;
     if (j.state === "admitted") {
