@@ -12,6 +12,7 @@ import { registerDemo } from "./routes/demo.ts";
 import { registerFollowUps } from "./routes/followups.ts";
 import { registerHealth } from "./routes/health.ts";
 import { registerMetrics } from "./routes/metrics.ts";
+import { registerParticipants } from "./routes/participants.ts";
 import { registerRegions } from "./routes/regions.ts";
 import { registerSideband } from "./routes/sideband.ts";
 import { registerWs } from "./routes/ws.ts";
@@ -48,6 +49,7 @@ export function createApp(): Hono<AppEnv> {
   registerRegions(app);
   registerCalls(app);
   registerFollowUps(app);
+  registerParticipants(app);
   registerClientSecrets(app);
   registerWs(app);
   registerSideband(app);
@@ -60,6 +62,8 @@ export function createApp(): Hono<AppEnv> {
     ["/v1/realtime/calls/:id/accept", "POST, OPTIONS"],
     ["/v1/realtime/calls/:id/reject", "POST, OPTIONS"],
     ["/v1/realtime/calls/:id/refer", "POST, OPTIONS"],
+    ["/v1/realtime/calls/:id/participants", "GET, POST, OPTIONS"],
+    ["/v1/realtime/calls/:id/participants/:pid", "GET, DELETE, OPTIONS"],
     ["/v1/realtime/client_secrets", "POST, OPTIONS"],
     ["/v1/realtime/ws", "GET"],
     ["/v1/realtime", "GET"],

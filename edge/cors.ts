@@ -84,10 +84,14 @@ export function cors(): MiddlewareHandler<AppEnv> {
   };
 }
 
+const PARTICIPANTS = /^\/v1\/realtime\/calls\/[^/]+\/participants$/;
+
 /** Methods of each resource (preflights, WHIP's OPTIONS, and 405's Allow). */
 export function methodsFor(path: string): string {
   if (path === "/v1/realtime/calls") return "POST, OPTIONS";
   if (/^\/v1\/realtime\/calls\/[^/]+$/.test(path)) return "GET, PATCH, DELETE, OPTIONS";
+  if (PARTICIPANTS.test(path)) return "GET, POST, OPTIONS";
+  if (/^\/v1\/realtime\/calls\/[^/]+\/participants\/[^/]+$/.test(path)) return "GET, DELETE, OPTIONS";
   if (
     /^\/v1\/realtime\/calls\/[^/]+\/(hangup|accept|reject|refer)$/.test(path) ||
     path === "/v1/realtime/client_secrets"
@@ -110,7 +114,8 @@ export function registerOptions(app: Hono<AppEnv>): void {
       vary: "Access-Control-Request-Headers",
       allow: methods,
     };
-    if (path === "/v1/realtime/calls") headers["accept-post"] = "application/sdp, multipart/form-data";
+    if (path === "/v1/realtime/calls" || PARTICIPANTS.test(path))
+      headers["accept-post"] = "application/sdp, multipart/form-data";
     else if (/^\/v1\/realtime\/calls\/[^/]+$/.test(path))
       headers["accept-patch"] = "application/trickle-ice-sdpfrag";
     return c.body(null, 204, headers);

@@ -68,6 +68,13 @@ export const Errors = {
       "session_bound",
       "this client secret is bound to a session configuration; the request may not supply a different one",
     ),
+  secretScoped: () =>
+    new EdgeError(
+      403,
+      "permission_error",
+      "client_secret_scoped",
+      "this client secret is scoped to joining one call; it cannot be used for this request",
+    ),
   forbidden: (message: string) => new EdgeError(403, "permission_error", "forbidden", message),
   rateLimited: (scope: "key" | "ip", retryAfterS: number) =>
     new EdgeError(
@@ -93,6 +100,8 @@ export const Errors = {
   invalidSdp: (reason: string) => bad("invalid_sdp", `the SDP offer is not valid: ${reason}`),
   invalidRequest: (code: string, message: string) => bad(code, message),
   callNotFound: () => new EdgeError(404, "not_found_error", "call_not_found", "no such call"),
+  participantNotFound: () =>
+    new EdgeError(404, "not_found_error", "participant_not_found", "no such participant"),
   notFound: () => new EdgeError(404, "not_found_error", "not_found", "no such route"),
   methodNotAllowed: (allow: string) =>
     new EdgeError(405, "invalid_request_error", "method_not_allowed", `this route allows ${allow}`, {

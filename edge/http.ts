@@ -21,6 +21,11 @@ export interface AdmitOptions {
   /** Token found elsewhere than the Authorization header (WebSocket subprotocol). */
   token?: string | null;
   graceS?: number;
+  /**
+   * The call this request joins or acts on as a participant. A client secret scoped to a call
+   * is admitted only where this names that call; every other route leaves it unset.
+   */
+  call?: string;
 }
 
 /** The per-client-address limit alone (public routes). */
@@ -36,6 +41,8 @@ export async function admit(c: Context<AppEnv>, o: AdmitOptions): Promise<Princi
   const token = o.token ?? bearerToken(c.req.header("authorization"));
   const [hashes, secrets] = await Promise.all([apiKeyHashes(c.env), clientSecretKeys(c.env)]);
   const principal = await authenticate(token, hashes, secrets, now, o.graceS ?? 0);
+  if (principal.kind === "client_secret" && principal.callId !== undefined && principal.callId !== o.call)
+    throw Errors.secretScoped();
   if (o.create) {
     const bucket = principal.kind === "api_key" ? `key:${principal.id}` : `cs:${principal.id}`;
     const keyCheck = await limiters(c.env, tuning(c.env)).key.limit(bucket, now);

@@ -12,6 +12,7 @@
 //     is a ':', and reading again gives the same view
 //   - a frame decoded "ok" re-encodes to the same 28 bytes
 //   - no hint verifies "ok" unless it is one of the hints this script minted (no forgery by mutation)
+// Conference frames (scripts/lib/fuzz-conference.ts): no throw, documented statuses, no forgery.
 // Prints counts by status, and every finding with its seed and input; exits 1 on any finding.
 import { hmacSha1, nodeMac } from "../regional/common/hmac.ts";
 import { parseIpv4, parseIpv6, writeIpv4 } from "../shared/backbone/address.ts";
@@ -29,6 +30,7 @@ import { parseKeyring } from "../shared/keys.ts";
 import { classifyDatagram, DATAGRAM_KIND_NAMES } from "../shared/stun/classify.ts";
 import { isStun, newStunView, readStun, StunAttr, type StunView } from "../shared/stun/reader.ts";
 import { encodeBindingRequest, encodeStunMessage } from "../shared/stun/writer.ts";
+import { ConferenceFuzz } from "./lib/fuzz-conference.ts";
 
 // ---- options -------------------------------------------------------------------------------
 function option(name: string, fallback: number): number {
@@ -139,6 +141,10 @@ for (let i = 0; i < 64; i++) {
   f.set(payload, FRAME_HEADER_BYTES);
   corpus.push(f);
 }
+
+// Signed conference frames of every kind
+const conference = new ConferenceFuzz(mac);
+corpus.push(...conference.corpus(80, below, randomBytes));
 
 // ---- generators ------------------------------------------------------------------------------
 const GENERATORS = [
@@ -486,7 +492,7 @@ function checkOne(buf: Uint8Array, len: number): void {
     let same = true;
     for (let i = 0; i < FRAME_HEADER_BYTES; i++) if (reencoded[i] !== buf[i]) same = false;
     check(same, "frame: decoded ok but re-encodes differently");
-    check(frame.type >= 1 && frame.type <= 4, "frame: type out of range");
+    check(frame.type >= FrameType.data && frame.type <= FrameType.pathValidated, "frame: type out of range");
     checkStun(
       buf.subarray(FRAME_HEADER_BYTES, len),
       len - FRAME_HEADER_BYTES,
@@ -494,6 +500,8 @@ function checkOne(buf: Uint8Array, len: number): void {
       counts.framePayloadStun,
     );
   }
+
+  conference.check(buf, len, check);
 }
 
 // ---- run -------------------------------------------------------------------------------------
@@ -543,6 +551,7 @@ table("HintVerifier on USERNAME server ufrag", counts.hintUsername);
 table("HintVerifier on a random 24-byte window", counts.hintWindow);
 table("decodeFrameHeader", counts.frame);
 table("readStun on frame payloads", counts.framePayloadStun);
+table("decodeConferenceFrame", conference.counts);
 const summary = {
   msg: "fuzz-summary",
   seed: SEED,

@@ -13,6 +13,8 @@ export type Principal =
       /** The API key that minted it. */
       sub: string;
       session?: Record<string, unknown>;
+      /** A secret scoped to one call may only join that call. */
+      callId?: string;
       expiresAt: number;
     };
 
@@ -50,6 +52,7 @@ export async function authenticate(
       expiresAt: r.claims.exp,
     };
     if (r.claims.session !== undefined) p.session = r.claims.session;
+    if (r.claims.call_id !== undefined) p.callId = r.claims.call_id;
     return p;
   }
   const id = await lookupApiKey(token, hashes);

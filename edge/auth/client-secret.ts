@@ -3,10 +3,12 @@
 //
 //   "ek_" + base64url(claims JSON) + "." + base64url(HMAC-SHA256(key, "gr-cs-v1." + claims part))
 //
-// Claims: { v: 1, k: key id, sub: minting API key id, jti, iat, exp (unix seconds), session? }.
-// `session` binds the secret to a session configuration the browser cannot change. The key comes
+// Claims: { v: 1, k: key id, sub: minting API key id, jti, iat, exp (unix seconds), session?,
+// call_id? }. `session` binds the secret to a session configuration the browser cannot change;
+// `call_id` scopes it to joining that one call (and nothing else: edge/http.ts admit). The key comes
 // from CLIENT_SECRET_KEY ("id:base64,..." keyring, first entry mints; or one bare base64 secret).
 
+import { CALL_ID_PATTERN } from "../../shared/callid/callid.ts";
 import { importHmacKeys } from "../../shared/hint/webcrypto.ts";
 import { parseKeyring } from "../../shared/keys.ts";
 import { fromBase64Url, randomToken, toBase64Url, utf8 } from "../bytes.ts";
@@ -28,6 +30,7 @@ export interface ClientSecretClaims {
   iat: number;
   exp: number;
   session?: Record<string, unknown>;
+  call_id?: string;
 }
 
 export interface ClientSecretKeys {
@@ -52,7 +55,13 @@ export async function importClientSecretKeys(
 
 export async function mintClientSecret(
   keys: ClientSecretKeys,
-  input: { subject: string; nowMs: number; ttlS: number; session?: Record<string, unknown> },
+  input: {
+    subject: string;
+    nowMs: number;
+    ttlS: number;
+    session?: Record<string, unknown>;
+    callId?: string;
+  },
 ): Promise<{ value: string; claims: ClientSecretClaims }> {
   const iat = Math.floor(input.nowMs / 1000);
   const claims: ClientSecretClaims = {
@@ -64,6 +73,7 @@ export async function mintClientSecret(
     exp: iat + input.ttlS,
   };
   if (input.session !== undefined) claims.session = input.session;
+  if (input.callId !== undefined) claims.call_id = input.callId;
   const body = toBase64Url(utf8(JSON.stringify(claims)));
   const key = keys.keys.get(keys.activeId)!;
   const tag = new Uint8Array(await crypto.subtle.sign("HMAC", key, utf8(DOMAIN + body) as BufferSource));
@@ -105,7 +115,9 @@ export async function verifyClientSecret(
     !Number.isInteger(claims.k) ||
     !Number.isInteger(claims.exp) ||
     typeof claims.sub !== "string" ||
-    typeof claims.jti !== "string"
+    typeof claims.jti !== "string" ||
+    (claims.call_id !== undefined &&
+      (typeof claims.call_id !== "string" || !CALL_ID_PATTERN.test(claims.call_id)))
   ) {
     return { ok: false, reason: "malformed" };
   }

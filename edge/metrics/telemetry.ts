@@ -5,7 +5,7 @@ import type { AnalyticsEngineDataset } from "../platform.ts";
 import { PromRegistry } from "./registry.ts";
 
 export interface CallSteered {
-  route: "calls.create" | "ws";
+  route: "calls.create" | "participants.join" | "ws";
   status: number;
   region: string;
   cluster: string;

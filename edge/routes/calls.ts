@@ -1,27 +1,27 @@
 // POST /v1/realtime/calls: the offer in (application/sdp, or multipart/form-data with parts `sdp`
 // and `session`), steered to the nearest healthy cluster, the answer out (201 + Location + ETag).
 import type { Context, Hono } from "hono";
-import { verifyCallIdWebCrypto } from "../../shared/callid/callid.ts";
+import { CALL_ID_PATTERN, verifyCallIdWebCrypto } from "../../shared/callid/callid.ts";
 import { type CreateCallRequest, readCreateCallResponse } from "../../shared/signalling/call-request.ts";
 import type { Principal } from "../auth/authenticate.ts";
 import { callerFor } from "../auth/caller.ts";
-import { clusterErrorBody, clusterFetch, parseRetryAfter, readJson } from "../cluster/client.ts";
+import { clusterErrorBody, parseRetryAfter } from "../cluster/client.ts";
+import { type CreateOutcome, createAttempt } from "../cluster/create-attempt.ts";
 import { callIdKeys } from "../config.ts";
 import type { AppEnv } from "../env.ts";
 import { EdgeError, Errors } from "../errors.ts";
 import { admit, clientIp, decodeUtf8, mediaType, readBody } from "../http.ts";
 import { redactIp } from "../log.ts";
+import type { CallSteered } from "../metrics/telemetry.ts";
 import { checkSdpOffer, offerError } from "../sdp.ts";
 import { clusterClient, regionLabel } from "../steering/client.ts";
-import type { AttemptOutcome } from "../steering/failover.ts";
-import { serverTiming, steer, steerScope } from "../steering/steer.ts";
+import { type Steered, type SteerScope, serverTiming, steer, steerScope } from "../steering/steer.ts";
 
 export interface Offer {
   sdp: string;
   session?: Record<string, unknown>;
 }
 
-const CALL_ID = /^rtc_[A-Za-z0-9_-]{48}$/;
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -36,7 +36,7 @@ export function parseSessionJson(text: string): Record<string, unknown> {
   return v;
 }
 
-async function readOffer(c: Context<AppEnv>): Promise<Offer> {
+export async function readOffer(c: Context<AppEnv>): Promise<Offer> {
   const header = c.req.header("content-type");
   const type = mediaType(header);
   if (type !== "application/sdp" && type !== "multipart/form-data") {
@@ -79,10 +79,6 @@ export function resolveSession(
   return given;
 }
 
-type CreateOutcome =
-  | { kind: "answer"; callId: string; sdp: string; etag: string | null }
-  | { kind: "error"; status: number; body: unknown; retryAfter: string | null };
-
 export function registerCalls(app: Hono<AppEnv>): void {
   app.post("/v1/realtime/calls", async (c) => {
     c.set("route", "calls.create");
@@ -92,106 +88,92 @@ export function registerCalls(app: Hono<AppEnv>): void {
     if (!check.ok) throw offerError(check.code, check.message);
     const session = resolveSession(principal, offer.session);
     const s = await steerScope(c);
-    const { client } = s;
     const request: CreateCallRequest = {
       sdp: offer.sdp,
       ...(session !== undefined ? { session } : {}),
-      client: clusterClient(client),
+      client: clusterClient(s.client),
       ingress: { vip: s.topo.topology.globalVip },
     };
-    const payload = new TextEncoder().encode(JSON.stringify(request));
-    const { plan, result } = await steer<CreateOutcome>(
+    const steered = await steer(
       c,
       s,
-      async (cluster, signal): Promise<AttemptOutcome<CreateOutcome>> => {
-        const res = await clusterFetch(cluster, s.key, {
-          method: "POST",
-          path: "/v1/calls",
-          body: payload,
-          headers: { "content-type": "application/json", accept: "application/json" },
-          signal,
-          nowMs: Date.now(),
-          caller: callerFor(principal, clientIp(c)),
-        });
-        if (res.status === 503) {
-          await res.body?.cancel();
-          return {
-            kind: "retry",
-            reason: "full",
-            retryAfterS: parseRetryAfter(res.headers.get("retry-after")),
-            status: 503,
-          };
-        }
-        if (res.status >= 500) {
-          await res.body?.cancel();
-          return { kind: "retry", reason: "error", status: res.status };
-        }
-        const body = await readJson(res);
-        if (res.status === 201) {
+      createAttempt(s.key, {
+        path: "/v1/calls",
+        payload: new TextEncoder().encode(JSON.stringify(request)),
+        caller: callerFor(principal, clientIp(c)),
+        read: (body) => {
           const b = readCreateCallResponse(body);
-          if (b === undefined || !CALL_ID.test(b.callId)) {
-            return { kind: "retry", reason: "error", status: 201 };
-          }
-          return {
-            kind: "done",
-            value: {
-              kind: "answer",
-              callId: b.callId,
-              sdp: b.sdp,
-              etag: res.headers.get("etag") ?? (b.etag !== "" ? quoteEtag(b.etag) : null),
-            },
-          };
-        }
-        return {
-          kind: "done",
-          value: { kind: "error", status: res.status, body, retryAfter: res.headers.get("retry-after") },
-        };
-      },
+          return b !== undefined && CALL_ID_PATTERN.test(b.callId) ? b : undefined;
+        },
+      }),
     );
-    const totalMs = Date.now() - c.get("startMs");
-    const cluster = result.cluster;
-    const headers: Record<string, string> = {
-      "x-relay-cluster": cluster.name,
-      "server-timing": serverTiming(totalMs, result.hopMs, cluster.name, result.attempts, plan.basis),
-    };
-    const out = result.value;
-    c.get("telemetry").callSteered({
-      route: "calls.create",
-      status: out.kind === "answer" ? 201 : out.status,
-      region: regionLabel(client),
-      cluster: cluster.name,
-      colo: client.colo ?? "",
-      country: client.country ?? "",
-      basis: plan.basis,
-      totalMs,
-      clusterMs: result.hopMs,
-      attempts: result.attempts,
-    });
-    c.get("log").info("call steered", {
-      cluster: cluster.name,
-      status: out.kind === "answer" ? 201 : out.status,
-      attempts: result.attempts,
-      basis: plan.basis,
-      totalMs,
-      hopMs: result.hopMs,
-      colo: client.colo,
-      country: client.country,
-      ip: redactIp(clientIp(c)),
-      principal: principal.kind,
-    });
-    if (out.kind === "error") {
-      const b = clusterErrorBody(out.body, out.status);
-      // 429 setup_limit: too many sessions in setup for this key or network (docs/security.md).
-      if (out.retryAfter !== null) headers["retry-after"] = String(parseRetryAfter(out.retryAfter));
-      return c.json(b, out.status as 400, headers);
-    }
-    await checkCallId(c, out.callId, cluster.id);
+    const out = steered.result.value;
+    const cluster = steered.result.cluster;
+    const headers = reportSteered(c, "calls.create", s, steered, out, principal);
+    if (out.kind === "error") return clusterError(c, out, headers);
+    await checkCallId(c, out.value.callId, cluster.id);
     headers["content-type"] = "application/sdp";
-    headers.location = `/v1/realtime/calls/${out.callId}`;
+    headers.location = `/v1/realtime/calls/${out.value.callId}`;
     headers["accept-patch"] = "application/trickle-ice-sdpfrag";
-    if (out.etag) headers.etag = out.etag;
-    return c.body(out.sdp, 201, headers);
+    const etag = out.etag ?? (out.value.etag !== "" ? quoteEtag(out.value.etag) : null);
+    if (etag) headers.etag = etag;
+    return c.body(out.value.sdp, 201, headers);
   });
+}
+
+/** A cluster's final error answer, relayed with the edge's error body. */
+export function clusterError(
+  c: Context<AppEnv>,
+  out: { status: number; body: unknown; retryAfter: string | null },
+  headers: Record<string, string>,
+): Response {
+  // 429 setup_limit: too many sessions in setup for this key or network (docs/security.md).
+  if (out.retryAfter !== null) headers["retry-after"] = String(parseRetryAfter(out.retryAfter));
+  return c.json(clusterErrorBody(out.body, out.status), out.status as 400, headers);
+}
+
+/** Metrics and the log line of a steered creation; the response headers it sets. */
+export function reportSteered(
+  c: Context<AppEnv>,
+  route: CallSteered["route"],
+  s: SteerScope,
+  steered: Steered<CreateOutcome<unknown>>,
+  out: CreateOutcome<unknown>,
+  principal: Principal,
+): Record<string, string> {
+  const { plan, result } = steered;
+  const { client } = s;
+  const totalMs = Date.now() - c.get("startMs");
+  const cluster = result.cluster;
+  const status = out.kind === "created" ? 201 : out.status;
+  c.get("telemetry").callSteered({
+    route,
+    status,
+    region: regionLabel(client),
+    cluster: cluster.name,
+    colo: client.colo ?? "",
+    country: client.country ?? "",
+    basis: plan.basis,
+    totalMs,
+    clusterMs: result.hopMs,
+    attempts: result.attempts,
+  });
+  c.get("log").info(route === "calls.create" ? "call steered" : "leg steered", {
+    cluster: cluster.name,
+    status,
+    attempts: result.attempts,
+    basis: plan.basis,
+    totalMs,
+    hopMs: result.hopMs,
+    colo: client.colo,
+    country: client.country,
+    ip: redactIp(clientIp(c)),
+    principal: principal.kind,
+  });
+  return {
+    "x-relay-cluster": cluster.name,
+    "server-timing": serverTiming(totalMs, result.hopMs, cluster.name, result.attempts, plan.basis),
+  };
 }
 
 /** A call id the edge cannot verify means follow-ups will 404: say so loudly, still answer. */

@@ -1,9 +1,11 @@
 // POST /v1/realtime/client_secrets: an API key mints a short-lived secret for a browser.
-// Body (JSON, optional): { expires_after?: { anchor: "created_at", seconds: 10..7200 }, session?: {...} }
-// → 200 { value, expires_at, session }: `session` is always the effective realtime session (the
+// Body (JSON, optional): { expires_after?: { anchor: "created_at", seconds: 10..7200 }, session?: {...},
+// call_id?: "rtc_..." } → 200 { value, expires_at, session, call_id? }. A `call_id` (checked like
+// any call id: its MAC under GR_CALL_ID_KEYS) scopes the secret to joining that call only.: `session` is always the effective realtime session (the
 // defaults with the given configuration merged over them), as OpenAI's SDK types promise.
 // Stateless: any edge location verifies it (auth/client-secret.ts).
 import type { Hono } from "hono";
+import { CALL_ID_PATTERN, verifyCallIdWebCrypto } from "../../shared/callid/callid.ts";
 import { defaultSession, mergeSession } from "../../shared/realtime/session.ts";
 import {
   DEFAULT_TTL_S,
@@ -13,7 +15,7 @@ import {
   mintClientSecret,
 } from "../auth/client-secret.ts";
 import { randomToken } from "../bytes.ts";
-import { clientSecretKeys } from "../config.ts";
+import { callIdKeys, clientSecretKeys } from "../config.ts";
 import type { AppEnv } from "../env.ts";
 import { Errors } from "../errors.ts";
 import { admit, decodeUtf8, mediaType, readBody } from "../http.ts";
@@ -21,7 +23,13 @@ import { admit, decodeUtf8, mediaType, readBody } from "../http.ts";
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
-export function parseSecretRequest(text: string): { ttlS: number; session?: Record<string, unknown> } {
+export interface SecretRequest {
+  ttlS: number;
+  session?: Record<string, unknown>;
+  callId?: string;
+}
+
+export function parseSecretRequest(text: string): SecretRequest {
   if (text.trim() === "") return { ttlS: DEFAULT_TTL_S };
   let v: unknown;
   try {
@@ -51,7 +59,13 @@ export function parseSecretRequest(text: string): { ttlS: number; session?: Reco
       ttlS = e.seconds as number;
     }
   }
-  if (v.session === undefined) return { ttlS };
+  const out: SecretRequest = { ttlS };
+  if (v.call_id !== undefined) {
+    if (typeof v.call_id !== "string" || !CALL_ID_PATTERN.test(v.call_id))
+      throw Errors.invalidRequest("invalid_call_id", "call_id must be a call id (rtc_...)");
+    out.callId = v.call_id;
+  }
+  if (v.session === undefined) return out;
   if (!isObject(v.session)) throw Errors.invalidRequest("invalid_session", "session must be a JSON object");
   if (v.session.type !== undefined && v.session.type !== "realtime") {
     throw Errors.invalidRequest(
@@ -65,7 +79,8 @@ export function parseSecretRequest(text: string): { ttlS: number; session?: Reco
       `a bound session may be at most ${MAX_SESSION_BYTES} bytes of JSON`,
     );
   }
-  return { ttlS, session: v.session };
+  out.session = v.session;
+  return out;
 }
 
 export function registerClientSecrets(app: Hono<AppEnv>): void {
@@ -80,11 +95,17 @@ export function registerClientSecrets(app: Hono<AppEnv>): void {
       throw Errors.unsupportedType(type, "application/json", { accept: "application/json" });
     }
     const req = parseSecretRequest(decodeUtf8(await readBody(c.req.raw), "the body"));
+    if (req.callId !== undefined) {
+      // A scope naming no call of ours would mint a secret good for nothing: refuse it now.
+      const r = await verifyCallIdWebCrypto(req.callId, await callIdKeys(c.env));
+      if (!r.ok) throw Errors.invalidRequest("invalid_call_id", "call_id is not a call of this service");
+    }
     const minted = await mintClientSecret(keys, {
       subject: principal.id,
       nowMs: Date.now(),
       ttlS: req.ttlS,
       ...(req.session !== undefined ? { session: req.session } : {}),
+      ...(req.callId !== undefined ? { callId: req.callId } : {}),
     });
     c.header("cache-control", "no-store");
     const base = defaultSession(`sess_${randomToken(12)}`, minted.claims.exp);
@@ -92,6 +113,7 @@ export function registerClientSecrets(app: Hono<AppEnv>): void {
       value: minted.value,
       expires_at: minted.claims.exp,
       session: mergeSession(base, req.session),
+      ...(req.callId !== undefined ? { call_id: req.callId } : {}),
     });
   });
 }

@@ -10,12 +10,12 @@
 import type { Context, Hono } from "hono";
 import { verifyCallIdWebCrypto } from "../../shared/callid/callid.ts";
 import type { ClusterSpec } from "../../shared/topology/schema.ts";
-import { clusterErrorBody, clusterFetch, readJson } from "../cluster/client.ts";
-import { callIdKeys, loadTopology, tuning } from "../config.ts";
+import { type ClusterRequest, clusterErrorBody, clusterFetch, readJson } from "../cluster/client.ts";
+import { callIdKeys, loadTopology } from "../config.ts";
 import type { AppEnv, RouteName } from "../env.ts";
 import { Errors } from "../errors.ts";
 import { admit, FOLLOW_UP_GRACE_S, mediaType, readBody } from "../http.ts";
-import { executionCtx, steerScope } from "../steering/steer.ts";
+import { executionCtx, type SteerScope, steerScope } from "../steering/steer.ts";
 import { registerResume } from "./resume.ts";
 
 const TRICKLE = "application/trickle-ice-sdpfrag";
@@ -35,30 +35,21 @@ export async function owningCluster(c: Context<AppEnv>, callId: string): Promise
   return cluster;
 }
 
-interface Forward {
-  route: RouteName;
-  method: string;
-  /** Reads and checks the request body, after admission. */
-  body?: () => Promise<{ body: Uint8Array; headers: Record<string, string> }>;
-}
-
-async function forward(c: Context<AppEnv>, f: Forward): Promise<Response> {
-  c.set("route", f.route);
-  await admit(c, { create: false, graceS: FOLLOW_UP_GRACE_S });
-  const extra = f.body ? await f.body() : undefined;
-  const callId = c.req.param("id")!;
-  const cluster = await owningCluster(c, callId);
-  const s = await steerScope(c);
-  const t = tuning(c.env);
-  const t0 = Date.now();
-  let res: Response;
+/**
+ * One signed request to the cluster that owns a call, bounded by the cluster timeout; no
+ * failover (only that cluster holds it). A connection failure or timeout marks the cluster down
+ * for steering and becomes the edge's 502 / 504.
+ */
+export async function fetchOwner(
+  c: Context<AppEnv>,
+  s: SteerScope,
+  cluster: ClusterSpec,
+  req: Omit<ClusterRequest, "nowMs" | "signal">,
+): Promise<Response> {
   try {
-    res = await clusterFetch(cluster, s.key, {
-      method: f.method,
-      path: `/v1/calls/${callId}`,
-      body: extra?.body,
-      headers: { accept: "application/json, application/trickle-ice-sdpfrag", ...extra?.headers },
-      signal: AbortSignal.timeout(t.clusterTimeoutMs),
+    return await clusterFetch(cluster, s.key, {
+      ...req,
+      signal: AbortSignal.timeout(s.tuning.clusterTimeoutMs),
       nowMs: Date.now(),
     });
   } catch (e) {
@@ -66,6 +57,36 @@ async function forward(c: Context<AppEnv>, f: Forward): Promise<Response> {
     s.monitor.noteFailure(cluster, timeout ? "timeout" : "unreachable", { ...s.deps, ctx: executionCtx(c) });
     throw timeout ? Errors.clusterTimeout(cluster.name) : Errors.clusterUnreachable(cluster.name);
   }
+}
+
+export interface Forward {
+  route: RouteName;
+  method: string;
+  /** Below /v1/calls/{id} at the cluster, e.g. "/participants" (default: the call itself). */
+  suffix?: string;
+  /** A participant route: a client secret scoped to this call is admitted. */
+  participant?: boolean;
+  /** Checks the path's other parameters, after admission (throws the EdgeError). */
+  check?: () => void;
+  /** Reads and checks the request body, after admission. */
+  body?: () => Promise<{ body: Uint8Array; headers: Record<string, string> }>;
+}
+
+export async function forward(c: Context<AppEnv>, f: Forward): Promise<Response> {
+  c.set("route", f.route);
+  const callId = c.req.param("id")!;
+  await admit(c, { create: false, graceS: FOLLOW_UP_GRACE_S, ...(f.participant ? { call: callId } : {}) });
+  f.check?.();
+  const extra = f.body ? await f.body() : undefined;
+  const cluster = await owningCluster(c, callId);
+  const s = await steerScope(c);
+  const t0 = Date.now();
+  const res = await fetchOwner(c, s, cluster, {
+    method: f.method,
+    path: `/v1/calls/${callId}${f.suffix ?? ""}`,
+    ...(extra ? { body: extra.body } : {}),
+    headers: { accept: "application/json, application/trickle-ice-sdpfrag", ...extra?.headers },
+  });
   const hopMs = Date.now() - t0;
   const headers = new Headers({
     "x-relay-cluster": cluster.name,

@@ -3,16 +3,15 @@
 // creates the call anew on a sibling transceiver under the same call id (the backend reattaches
 // by call id) and the answer comes back with 200, the same Location and a new ETag.
 import type { Hono } from "hono";
-import { clusterErrorBody, clusterFetch, readJson } from "../cluster/client.ts";
-import { tuning } from "../config.ts";
+import { clusterErrorBody, readJson } from "../cluster/client.ts";
 import type { AppEnv } from "../env.ts";
 import { Errors } from "../errors.ts";
 import { admit, decodeUtf8, mediaType, readBody } from "../http.ts";
 import { checkSdpOffer, offerError } from "../sdp.ts";
 import { clusterClient } from "../steering/client.ts";
-import { executionCtx, steerScope } from "../steering/steer.ts";
+import { steerScope } from "../steering/steer.ts";
 import { quoteEtag, resolveSession } from "./calls.ts";
-import { owningCluster } from "./followups.ts";
+import { fetchOwner, owningCluster } from "./followups.ts";
 
 export function registerResume(app: Hono<AppEnv>): void {
   app.post("/v1/realtime/calls/:id", async (c) => {
@@ -37,24 +36,12 @@ export function registerResume(app: Hono<AppEnv>): void {
         ingress: { vip: s.topo.topology.globalVip },
       }),
     );
-    let res: Response;
-    try {
-      res = await clusterFetch(cluster, s.key, {
-        method: "POST",
-        path: `/v1/calls/${callId}`,
-        body: payload,
-        headers: { "content-type": "application/json", accept: "application/json" },
-        signal: AbortSignal.timeout(tuning(c.env).clusterTimeoutMs),
-        nowMs: Date.now(),
-      });
-    } catch (e) {
-      const timeout = (e as { name?: string }).name === "TimeoutError";
-      s.monitor.noteFailure(cluster, timeout ? "timeout" : "unreachable", {
-        ...s.deps,
-        ctx: executionCtx(c),
-      });
-      throw timeout ? Errors.clusterTimeout(cluster.name) : Errors.clusterUnreachable(cluster.name);
-    }
+    const res = await fetchOwner(c, s, cluster, {
+      method: "POST",
+      path: `/v1/calls/${callId}`,
+      body: payload,
+      headers: { "content-type": "application/json", accept: "application/json" },
+    });
     const body = (await readJson(res)) as { sdp?: unknown; etag?: unknown } | null;
     const headers: Record<string, string> = { "x-relay-cluster": cluster.name };
     if (res.status !== 200 || typeof body?.sdp !== "string") {

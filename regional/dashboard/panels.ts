@@ -269,6 +269,15 @@ export const PANELS: readonly PanelDef[] = [
     "traffic",
   ),
   rate(
+    "edge_routes",
+    "Edge requests by route",
+    "gr_edge_requests_total",
+    ["route"],
+    [],
+    "Signalling requests per second at the edge, by route (calls.create, participants.join, participants.leave, ...).",
+    "traffic",
+  ),
+  rate(
     "calls_failed",
     "Call setup failures by reason",
     "gr_transceiver_calls_failed_total",

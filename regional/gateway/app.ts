@@ -1,16 +1,18 @@
-// The gateway's HTTP routes on Hono. Every /v1/calls request is verified (401 before anything
-// else), then: POST /v1/calls goes to the least loaded usable member (the next one on a 503 or
-// a connection failure); /v1/calls/{callId} goes where the call lives (the transceiver its id
-// names, or the one it was resumed on: moved.ts), and POST there resumes it (resume.ts). A call
-// whose transceiver failed is answered here (routing.ts). Errors travel as ApiError to `onError`.
+// The gateway's HTTP routes on Hono. Every /v1 request is verified (401 before anything else),
+// then: POST /v1/calls and POST /v1/legs go to the least loaded usable member (the next one on a
+// 503 or a connection failure); /v1/calls/{callId} and its /participants[/{pid}] go where the
+// call lives (the transceiver its id names, or the one it was resumed on: moved.ts), and POST on
+// the call resumes it (resume.ts). A call whose transceiver failed is answered here
+// (routing.ts). Errors travel as ApiError to `onError`.
 import type { IncomingMessage } from "node:http";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { PROMETHEUS_CONTENT_TYPE } from "../common/metrics.ts";
 import { ApiError } from "../transceiver/errors.ts";
+import { routeToCall } from "./follow-up.ts";
 import type { Gateway } from "./gateway.ts";
-import { failedCallAnswer, transceiverOfCallId } from "./routing.ts";
+import { type CallResource, transceiverOfCallId } from "./routing.ts";
 import type { Upstream } from "./upstream.ts";
 
 const MAX_BODY = 256 * 1024;
@@ -62,82 +64,54 @@ export function gatewayApp(g: Gateway): Hono<GatewayEnv> {
     return { target, body };
   };
 
-  app.all("/v1/calls", limit, async (c) => {
-    const route = "calls";
-    try {
-      const { target, body } = await verified(c);
-      if (c.req.method !== "POST")
-        throw new ApiError("method_not_allowed", `${c.req.method} is not allowed on /v1/calls`);
-      const up = await g.create(target, c.req.raw.headers, body);
-      g.count(route, up.status);
-      return reply(up);
-    } catch (e) {
-      if (e instanceof ApiError) g.count(route, e.status);
-      throw e;
-    }
-  });
-
-  app.all("/v1/calls/:id", limit, async (c) => {
-    const route = "call";
-    try {
-      const { target, body } = await verified(c);
-      const callId = c.req.param("id");
-      const tid = transceiverOfCallId(callId);
-      if (tid === undefined) throw new ApiError("call_id_malformed", "call id is malformed");
-      const method = c.req.method;
-      const owner = g.moved.get(callId) ?? tid;
-      if (method === "POST") {
-        const up = await g.resume(callId, owner, target, c.req.raw.headers, body);
+  /** POST /v1/calls and POST /v1/legs: a new call (a leg is one) on the least loaded member. */
+  const create = (path: string, route: string) =>
+    app.all(path, limit, async (c) => {
+      try {
+        const { target, body } = await verified(c);
+        if (c.req.method !== "POST")
+          throw new ApiError("method_not_allowed", `${c.req.method} is not allowed on ${path}`);
+        const up = await g.create(target, c.req.raw.headers, body);
         g.count(route, up.status);
         return reply(up);
-      }
-      const m = g.members.get(owner);
-      const failedAt = g.failedAt(owner);
-      if (!m && failedAt === undefined) throw new ApiError("call_id_unknown", "no such call in this cluster");
-      if (!m?.healthy) {
-        // Its transceiver is down: the call is over, unless another gateway moved it elsewhere.
-        const found = await g.findMoved(callId, owner, method, target, c.req.raw.headers, body);
-        if (found) {
-          g.count(route, found.status);
-          return reply(found);
-        }
-        const a = failedCallAnswer(method, callId, g.config.clusterId, owner, failedAt ?? 0);
-        g.count(route, a.status);
-        return json(a.status, a.body);
-      }
-      let up: Upstream;
-      try {
-        up = await g.upstream.forward(m, method, target, c.req.raw.headers, body);
       } catch (e) {
-        g.lost(m, e);
-        const a = failedCallAnswer(
-          method,
-          callId,
-          g.config.clusterId,
-          owner,
-          g.failedAt(owner) ?? Date.now(),
-        );
-        g.count(route, a.status);
-        return json(a.status, a.body);
+        if (e instanceof ApiError) g.count(route, e.status);
+        throw e;
       }
-      // A transceiver that came back after failing does not know the calls it held then.
-      if (up.status === 404 && failedAt !== undefined && isUnknownCall(up)) {
-        const found = await g.findMoved(callId, owner, method, target, c.req.raw.headers, body);
-        if (found) {
-          g.count(route, found.status);
-          return reply(found);
+    });
+  create("/v1/calls", "calls");
+  create("/v1/legs", "legs");
+
+  /**
+   * Where the call lives: the transceiver its id names, or the one it was moved to. POST on the
+   * call itself resumes it; on its participants it admits one at the call's (hub) transceiver.
+   */
+  const toCall = (path: string, route: string, resource: CallResource) =>
+    app.all(path, limit, async (c) => {
+      try {
+        const { target, body } = await verified(c);
+        const callId = c.req.param("id")!;
+        const tid = transceiverOfCallId(callId);
+        if (tid === undefined) throw new ApiError("call_id_malformed", "call id is malformed");
+        const method = c.req.method;
+        const owner = g.moved.get(callId) ?? tid;
+        if (method === "POST" && resource === "call") {
+          const up = await g.resume(callId, owner, target, c.req.raw.headers, body);
+          g.count(route, up.status);
+          return reply(up);
         }
-        const a = failedCallAnswer(method, callId, g.config.clusterId, owner, failedAt);
-        g.count(route, a.status);
-        return json(a.status, a.body);
+        const headers = c.req.raw.headers;
+        const up = await routeToCall(g, { callId, owner, method, target, headers, body, resource });
+        g.count(route, up.status);
+        return reply(up);
+      } catch (e) {
+        if (e instanceof ApiError) g.count(route, e.status);
+        throw e;
       }
-      g.count(route, up.status);
-      return reply(up);
-    } catch (e) {
-      if (e instanceof ApiError) g.count(route, e.status);
-      throw e;
-    }
-  });
+    });
+  toCall("/v1/calls/:id", "call", "call");
+  toCall("/v1/calls/:id/participants", "participants", "participants");
+  toCall("/v1/calls/:id/participants/:pid", "participant", "participants");
 
   app.notFound((c) => {
     throw new ApiError("not_found", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`);
@@ -151,15 +125,4 @@ export function gatewayApp(g: Gateway): Hono<GatewayEnv> {
     return json(err.status as ContentfulStatusCode, err.toJSON(), headers);
   });
   return app;
-}
-
-function isUnknownCall(up: Upstream): boolean {
-  try {
-    return (
-      (JSON.parse(up.body.toString("utf8")) as { error?: { code?: unknown } }).error?.code ===
-      "call_id_unknown"
-    );
-  } catch {
-    return false;
-  }
 }

@@ -4,7 +4,7 @@
 import { ApiError } from "../transceiver/errors.ts";
 import type { Gateway } from "./gateway.ts";
 import type { Member } from "./members.ts";
-import type { Upstream } from "./upstream.ts";
+import { errorCodeOf, type Upstream } from "./upstream.ts";
 
 /**
  * The call's current transceiver takes the offer if it is up and not draining (a call live there
@@ -70,11 +70,19 @@ export async function findMovedCall(
       g.lost(m, e);
       continue;
     }
-    if (up.status === 404 || up.status === 401) continue;
+    if (up.status === 404 || up.status === 401 || isMalformedId(up)) continue;
     g.moved.set(callId, m.id);
     return up;
   }
   return undefined;
+}
+
+/**
+ * The gateway checked the id's shape, so a member calling it malformed does not know the path:
+ * a transceiver of an older version during a rolling upgrade (e.g. /participants), not the call.
+ */
+function isMalformedId(up: Upstream): boolean {
+  return up.status === 400 && errorCodeOf(up) === "call_id_malformed";
 }
 
 /** Ends the old session of a call that moved away from a live (draining) transceiver. */

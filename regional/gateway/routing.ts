@@ -15,9 +15,13 @@ export function transceiverOfCallId(callId: string): number | undefined {
 
 export const FAILED_REASON = "transceiver_failed";
 
+/** What a follow-up acts on: the call itself, or its participants (the call's conference). */
+export type CallResource = "call" | "participants";
+
 /**
  * The answer for a call whose transceiver failed at `failedAt` (ms since epoch, 0 if unknown):
- * GET tells what happened in the shape of the session status; everything else finds no call.
+ * GET on the call tells what happened in the shape of the call status; everything else (a join,
+ * the roster, a participant) finds the call ended.
  */
 export function failedCallAnswer(
   method: string,
@@ -25,8 +29,9 @@ export function failedCallAnswer(
   clusterId: number,
   transceiverId: number,
   failedAt: number,
+  resource: CallResource = "call",
 ): { status: number; body: unknown } {
-  if (method === "GET") {
+  if (method === "GET" && resource === "call") {
     return {
       status: 200,
       body: {

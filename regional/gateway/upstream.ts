@@ -13,6 +13,15 @@ export interface Upstream {
   body: Buffer;
 }
 
+/** The `error.code` of a JSON error answer, or undefined. */
+export function errorCodeOf(up: Upstream): unknown {
+  try {
+    return (JSON.parse(up.body.toString("utf8")) as { error?: { code?: unknown } }).error?.code;
+  } catch {
+    return undefined;
+  }
+}
+
 const FORWARD_HEADERS = ["content-type", "if-match"];
 const RETURN_HEADERS = ["content-type", "etag", "location", "retry-after", "allow"];
 

@@ -20,6 +20,8 @@ export const CALL_ID_MAC_BYTES = 16;
 export const CALL_ID_RANDOM_BYTES = 15;
 export const CALL_ID_LENGTH = CALL_ID_PREFIX.length + 48;
 export const CALL_ID_MAX_KEY_ID = 15;
+/** The text shape alone (no MAC check): what a call id in a request must look like. */
+export const CALL_ID_PATTERN = /^rtc_[A-Za-z0-9_-]{48}$/;
 
 export interface CallIdFields {
   keyId: number;

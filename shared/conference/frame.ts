@@ -126,7 +126,13 @@ export function encodeConferenceFrame(
   mac: MacSync,
 ): number {
   const plen = payload === null ? h.payloadLength : payload.length;
-  if (!(plen >= 0 && plen <= CONFERENCE_MAX_PAYLOAD) || !(off >= 0)) return -1;
+  if (
+    !(plen >= 0 && plen <= CONFERENCE_MAX_PAYLOAD) ||
+    (plen | 0) !== plen ||
+    !(off >= 0) ||
+    (off | 0) !== off
+  )
+    return -1;
   if (h.kind < ConferenceKind.media || h.kind > ConferenceKind.keepalive) return -1;
   if (!(h.keyId >= 0 && h.keyId <= CONFERENCE_MAX_KEY_ID)) return -1;
   const signedEnd = off + CONFERENCE_HEADER_BYTES + plen;
@@ -159,7 +165,7 @@ export function decodeConferenceFrame(
   h: ConferenceHeader,
   mac: MacSync,
 ): ConferenceStatus {
-  if (!(len >= CONFERENCE_OVERHEAD_BYTES && len <= buf.length)) return "truncated";
+  if (!(len >= CONFERENCE_OVERHEAD_BYTES && len <= buf.length) || (len | 0) !== len) return "truncated";
   if (buf[0] !== CONFERENCE_MAGIC) return "bad-magic";
   const vt = buf[1]!;
   if (vt >> 4 !== CONFERENCE_VERSION) return "unsupported-version";

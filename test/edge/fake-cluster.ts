@@ -19,6 +19,12 @@ import { keyringOf } from "../support/signed-call.ts";
 
 export type CallMode = "ok" | "full" | "error" | "hang" | "bad-request";
 
+export interface FakeAnswer {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
 export interface RecordedRequest {
   method: string;
   path: string;
@@ -46,6 +52,8 @@ export class FakeCluster {
   readonly requests: RecordedRequest[] = [];
   readonly wsMessages: Record<string, unknown>[] = [];
   readonly calls = new Map<string, { etag: string }>();
+  /** Routes a test adds (fake-conference.ts): an answer, or undefined to fall through. */
+  extra: ((method: string, path: string, body: string) => FakeAnswer | undefined) | undefined;
   #sockets = new Set<import("node:net").Socket>();
 
   /** `secret`: raw bytes (key id 0, the single-secret form) or a GR_CLUSTER_SECRET keyring. */
@@ -122,6 +130,14 @@ export class FakeCluster {
         error: { type: "authentication_error", code: "bad_signature", message: signature },
       });
 
+    const extra = this.extra?.(req.method!, path, body.toString());
+    if (extra) {
+      if (extra.body === undefined) {
+        res.writeHead(extra.status, extra.headers).end();
+        return;
+      }
+      return json(extra.status, extra.body, extra.headers);
+    }
     if (path === "/healthz" && req.method === "GET") {
       if (this.health === "hang") return;
       if (this.health === "error") return json(500, { error: "boom" });

@@ -139,6 +139,17 @@ describe("client secrets", () => {
     expect(await verifyClientSecret(fresh.value, old, 0)).toEqual({ ok: false, reason: "unknown-key" });
   });
 
+  it("carries a call scope, and refuses a signed scope that is not a call id", async () => {
+    const keys = await importClientSecretKeys(secret);
+    const callId = `rtc_${"A".repeat(48)}`;
+    const scoped = await mintClientSecret(keys, { subject: "abc", nowMs: 0, ttlS: 600, callId });
+    const ok = await verifyClientSecret(scoped.value, keys, 0);
+    expect(ok.ok && ok.claims.call_id).toBe(callId);
+    // Only the route checks a scope against its call; a malformed one never gets that far.
+    const bad = await mintClientSecret(keys, { subject: "abc", nowMs: 0, ttlS: 600, callId: "rtc_short" });
+    expect(await verifyClientSecret(bad.value, keys, 0)).toEqual({ ok: false, reason: "malformed" });
+  });
+
   it("refuses a short key", async () => {
     await expect(importClientSecretKeys(btoa("short"))).rejects.toThrow(/CLIENT_SECRET_KEY/);
   });

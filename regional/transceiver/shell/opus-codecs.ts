@@ -60,6 +60,11 @@ function opus(): Scratch {
   return scratch;
 }
 
+/** Bytes of the Opus WASM heap (grows with the number of coders; for metrics and tests). */
+export function opusHeapBytes(): number {
+  return opus().native.HEAPU8.byteLength;
+}
+
 function newHandler(): Handler {
   return new (opus().native.OpusScriptHandler)(48000, 1, OPUS_APPLICATION_VOIP);
 }

@@ -4,6 +4,20 @@
 import { muLawDecodeInto, muLawEncodeInto } from "./g711.ts";
 import { Downsampler, Upsampler } from "./resample.ts";
 
+// The backend protocol's audio frame as the core sees it (regional/transceiver/backend-protocol.ts:
+// a core/ folder imports only shared/ and itself, so the few values it needs are restated here and
+// a test checks that they agree).
+export interface MixFrameHeader {
+  codec: number;
+  flags: number;
+  sequenceNumber: number;
+  timestamp: number;
+}
+export const MixCodec = { opus: 1, pcmu: 2 } as const;
+export const MIX_FLAG_MARKER = 1;
+/** Largest payload accepted (AUDIO_FRAME_MAX_PAYLOAD). */
+export const MIX_MAX_PAYLOAD = 1500;
+
 /** 20 ms at 48 kHz: the mixer's frame. */
 export const MIX_FRAME_SAMPLES = 960;
 /** Longest decoded frame: 120 ms at 48 kHz (an Opus packet's maximum). */

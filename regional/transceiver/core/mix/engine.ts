@@ -9,13 +9,15 @@
 // bandwidth); the output timestamp still advances, and the next frame carries the marker bit.
 
 import {
-  AUDIO_FRAME_MAX_PAYLOAD,
-  AudioCodec,
-  AudioFlags,
-  type AudioFrameHeader,
-} from "../../backend-protocol.ts";
-import { type AudioCodecs, MAX_DECODED_SAMPLES, MIX_FRAME_SAMPLES } from "./codecs.ts";
-import { JitterBuffer } from "./jitter.ts";
+  type AudioCodecs,
+  MAX_DECODED_SAMPLES,
+  MIX_FLAG_MARKER,
+  MIX_FRAME_SAMPLES,
+  MIX_MAX_PAYLOAD,
+  MixCodec,
+  type MixFrameHeader,
+} from "./codecs.ts";
+import { JitterBuffer, type JitterCounters, newJitterCounters } from "./jitter.ts";
 import { addToMix, clearMix, saturate } from "./pcm.ts";
 
 export const MIX_TICK_MS = 20;
@@ -42,14 +44,11 @@ export interface MixCounters {
   dropped: Record<MixDropReason, number>;
 }
 
-export interface JitterTotals {
-  played: number;
-  late: number;
-  duplicate: number;
-  overflow: number;
-  missing: number;
-  received: number;
-  resets: number;
+/** Jitter buffer counters summed over a mixer's sources, removed ones included. */
+export type JitterTotals = JitterCounters;
+
+function addCounters(into: JitterCounters, c: JitterCounters): void {
+  for (const k of Object.keys(into) as (keyof JitterCounters)[]) into[k] += c[k];
 }
 
 class Source {
@@ -87,8 +86,8 @@ export class MixEngine {
     dropped: { bad_source: 0, bad_codec: 0, empty_payload: 0, too_large: 0, too_many_sources: 0 },
   };
   /** After tick() returns true: the output frame (payload valid until the next tick). */
-  readonly header: AudioFrameHeader;
-  readonly payload = new Uint8Array(AUDIO_FRAME_MAX_PAYLOAD);
+  readonly header: MixFrameHeader;
+  readonly payload = new Uint8Array(MIX_MAX_PAYLOAD);
   length = 0;
 
   readonly #codecs: AudioCodecs;
@@ -99,21 +98,13 @@ export class MixEngine {
   readonly #mixed = new Int16Array(MIX_FRAME_SAMPLES);
   readonly #decoded = new Int16Array(MAX_DECODED_SAMPLES);
   #silent = true;
-  #removedTotals: JitterTotals = {
-    played: 0,
-    late: 0,
-    duplicate: 0,
-    overflow: 0,
-    missing: 0,
-    received: 0,
-    resets: 0,
-  };
+  #removedTotals: JitterTotals = newJitterCounters();
 
   constructor(o: MixEngineOptions) {
-    if (o.outCodec !== AudioCodec.opus && o.outCodec !== AudioCodec.pcmu) throw new RangeError("outCodec");
+    if (o.outCodec !== MixCodec.opus && o.outCodec !== MixCodec.pcmu) throw new RangeError("outCodec");
     this.#codecs = o.codecs;
     this.#maxSources = o.maxSources ?? MIX_MAX_SOURCES_DEFAULT;
-    this.#tsStep = o.outCodec === AudioCodec.opus ? 960 : 160;
+    this.#tsStep = o.outCodec === MixCodec.opus ? 960 : 160;
     this.header = {
       codec: o.outCodec,
       flags: 0,
@@ -130,7 +121,7 @@ export class MixEngine {
   }
 
   /** One frame of `source` (a slot); invalid input is dropped and counted. Returns true if kept. */
-  push(source: number, h: AudioFrameHeader, payload: Uint8Array, now: number): boolean {
+  push(source: number, h: MixFrameHeader, payload: Uint8Array, now: number): boolean {
     const drop = this.#validate(source, h, payload);
     if (drop !== null) {
       this.counters.dropped[drop]++;
@@ -152,15 +143,7 @@ export class MixEngine {
     const i = this.#sources.findIndex((s) => s.id === source);
     if (i < 0) return;
     const s = this.#sources[i]!;
-    const c = s.jitter.counters;
-    const t = this.#removedTotals;
-    t.played += c.played;
-    t.late += c.late;
-    t.duplicate += c.duplicate;
-    t.overflow += c.overflow;
-    t.missing += c.missing;
-    t.received += c.received;
-    t.resets += c.resets;
+    addCounters(this.#removedTotals, s.jitter.counters);
     this.#sources.splice(i, 1);
     this.#codecs.release(source);
   }
@@ -169,14 +152,7 @@ export class MixEngine {
   jitterTotals(): JitterTotals {
     const t = { ...this.#removedTotals };
     for (const s of this.#sources) {
-      const c = s.jitter.counters;
-      t.played += c.played;
-      t.late += c.late;
-      t.duplicate += c.duplicate;
-      t.overflow += c.overflow;
-      t.missing += c.missing;
-      t.received += c.received;
-      t.resets += c.resets;
+      addCounters(t, s.jitter.counters);
     }
     return t;
   }
@@ -213,7 +189,7 @@ export class MixEngine {
     }
     this.length = len;
     h.sequenceNumber = (h.sequenceNumber + 1) & 0xffff;
-    h.flags = this.#silent ? AudioFlags.marker : 0;
+    h.flags = this.#silent ? MIX_FLAG_MARKER : 0;
     this.#silent = false;
     this.counters.sent++;
     return true;
@@ -257,11 +233,11 @@ export class MixEngine {
     return undefined;
   }
 
-  #validate(source: number, h: AudioFrameHeader, payload: Uint8Array): MixDropReason | null {
+  #validate(source: number, h: MixFrameHeader, payload: Uint8Array): MixDropReason | null {
     if (!Number.isInteger(source) || source < 0 || source > 0xffff) return "bad_source";
-    if (h.codec !== AudioCodec.opus && h.codec !== AudioCodec.pcmu) return "bad_codec";
+    if (h.codec !== MixCodec.opus && h.codec !== MixCodec.pcmu) return "bad_codec";
     if (payload.length === 0) return "empty_payload";
-    if (payload.length > AUDIO_FRAME_MAX_PAYLOAD) return "too_large";
+    if (payload.length > MIX_MAX_PAYLOAD) return "too_large";
     return null;
   }
 }

@@ -9,11 +9,16 @@
 // jumping) and network underruns are both absorbed. Timestamps are not interpreted: the seq order
 // decides and every frame plays in full. A seq far outside the window is a restarted stream.
 
-import { AUDIO_FRAME_MAX_PAYLOAD } from "../../backend-protocol.ts";
+import { MIX_MAX_PAYLOAD } from "./codecs.ts";
 
 export const JITTER_FRAMES = 16;
 export const PLAYOUT_DELAY_MS = 40;
 const PREFILL = 3;
+/**
+ * More frames held than this (200 ms: a burst, or a sender's clock faster than ours) and each pop
+ * drops the oldest one as well, so the delay shrinks back instead of staying high for the spurt.
+ */
+export const TRIM_ABOVE = 10;
 /** Older than this (in seqs) is not "late" but a new stream; so is further ahead than RESET_AHEAD. */
 const RESET_BACK = 200;
 const RESET_AHEAD = 3000;
@@ -31,19 +36,17 @@ export interface JitterCounters {
   duplicate: number;
   /** Frames dropped unplayed because newer ones pushed them out of the window. */
   overflow: number;
+  /** Frames dropped to bring the delay back down (TRIM_ABOVE). */
+  trimmed: number;
   resets: number;
 }
 
+export function newJitterCounters(): JitterCounters {
+  return { received: 0, played: 0, missing: 0, late: 0, duplicate: 0, overflow: 0, trimmed: 0, resets: 0 };
+}
+
 export class JitterBuffer {
-  readonly counters: JitterCounters = {
-    received: 0,
-    played: 0,
-    missing: 0,
-    late: 0,
-    duplicate: 0,
-    overflow: 0,
-    resets: 0,
-  };
+  readonly counters: JitterCounters = newJitterCounters();
   /** After pop() === "frame": the frame's codec, flags, payload view and length. */
   codec = 0;
   flags = 0;
@@ -64,17 +67,18 @@ export class JitterBuffer {
   #lastPlayed = 0;
 
   constructor() {
-    const block = new Uint8Array(JITTER_FRAMES * AUDIO_FRAME_MAX_PAYLOAD);
+    const block = new Uint8Array(JITTER_FRAMES * MIX_MAX_PAYLOAD);
     for (let i = 0; i < JITTER_FRAMES; i++)
-      this.#views.push(block.subarray(i * AUDIO_FRAME_MAX_PAYLOAD, (i + 1) * AUDIO_FRAME_MAX_PAYLOAD));
+      this.#views.push(block.subarray(i * MIX_MAX_PAYLOAD, (i + 1) * MIX_MAX_PAYLOAD));
   }
 
   get size(): number {
     return this.#count;
   }
 
-  /** Stores a frame (payload copied; length <= AUDIO_FRAME_MAX_PAYLOAD, checked by the caller). */
-  push(seq: number, codec: number, flags: number, payload: Uint8Array, now: number): PushResult {
+  /** Stores a frame (payload copied; length <= MIX_MAX_PAYLOAD, checked by the caller). */
+  push(seq16: number, codec: number, flags: number, payload: Uint8Array, now: number): PushResult {
+    const seq = seq16 & 0xffff;
     this.lastArrival = now;
     this.counters.received++;
     // A repeat of something already played (or older) is late, unless so old it is a new stream.
@@ -90,7 +94,7 @@ export class JitterBuffer {
       // frames held still fit.
       if (this.#state === "playing" || (this.#count > 0 && this.#span(seq) >= JITTER_FRAMES))
         return this.#late();
-      this.#next = seq & 0xffff;
+      this.#next = seq;
       d = 0;
     }
     if (d >= JITTER_FRAMES) this.#slide(seq);
@@ -119,6 +123,7 @@ export class JitterBuffer {
       this.#state = "idle";
       return "empty";
     }
+    if (this.#count > TRIM_ABOVE) this.#trim();
     const seq = this.#next;
     const slot = seq & (JITTER_FRAMES - 1);
     this.#next = (seq + 1) & 0xffff;
@@ -136,6 +141,16 @@ export class JitterBuffer {
     this.length = this.#len[slot]!;
     this.counters.played++;
     return "frame";
+  }
+
+  #trim(): void {
+    const slot = this.#next & (JITTER_FRAMES - 1);
+    if (this.#seq[slot] === this.#next) {
+      this.#seq[slot] = -1;
+      this.#count--;
+    }
+    this.#next = (this.#next + 1) & 0xffff;
+    this.counters.trimmed++;
   }
 
   #late(): PushResult {
