@@ -150,7 +150,6 @@ export class LegUplink implements BackendLink, ConferenceEndpoint, CallTap {
       return;
     }
     this.#link.lastHeardAt = now;
-    if (this.state === "connecting") this.state = "open";
     const len = h.payloadLength;
     switch (h.kind) {
       case ConferenceKind.media:
@@ -189,6 +188,9 @@ export class LegUplink implements BackendLink, ConferenceEndpoint, CallTap {
   #rosterFrom(buf: Buffer, len: number): void {
     const n = decodeRoster(buf, 20, len, rosterIn);
     if (n < 0 || len === 0) return;
+    // Acknowledged (docs/wire-formats.md §8): a roster that lists this leg's slot.
+    if (this.state === "connecting")
+      for (let i = 0; i < n; i++) if (rosterIn[i]!.slot === this.spec.slot) this.state = "open";
     const prev = this.#roster;
     let same = n === prev.size;
     for (let i = 0; same && i < n; i++) same = prev.get(rosterIn[i]!.slot) === rosterIn[i]!.participantId;
