@@ -78,3 +78,29 @@ describe("audio frame header", () => {
     );
   });
 });
+
+describe("the in-process echo and participant slots", () => {
+  it("echoes each frame with its slot and counts frames per slot across its links", async () => {
+    const { inProcessEchoBackend } = await import("../../regional/echo-agent/in-process.ts");
+    const connector = inProcessEchoBackend("internal:echo");
+    const got: number[] = [];
+    const handlers = {
+      onAudio: (h: { participant?: number }) => got.push(h.participant ?? -1),
+      onEvent: () => {},
+      onDrop: () => {},
+      onError: () => {},
+      onClose: () => {},
+    };
+    const call = { callId: "rtc_x", clusterId: 1, transceiverId: 1 };
+    const a = connector.open(call, handlers);
+    const b = connector.open(call, handlers);
+    const h = { codec: AudioCodec.opus, flags: 0, sequenceNumber: 1, timestamp: 960 };
+    a.sendAudio({ ...h, participant: 1 }, Uint8Array.of(1));
+    a.sendAudio({ ...h, participant: 2 }, Uint8Array.of(2));
+    b.sendAudio({ ...h, participant: 2 }, Uint8Array.of(3));
+    expect(got).toEqual([1, 2, 2]);
+    expect([connector.framesBySlot[1], connector.framesBySlot[2]]).toEqual([1, 2]);
+    a.close();
+    b.close();
+  });
+});

@@ -5,6 +5,7 @@
 // the tick). Liveness: when we last heard from them.
 import {
   CONFERENCE_HEADER_BYTES,
+  CONFERENCE_MAX_PAYLOAD,
   type ConferenceHeader,
   ConferenceKind,
   newConferenceHeader,
@@ -85,10 +86,10 @@ export class ConferenceLink {
   /** A media frame: `h` (relabelled with `source`) and its payload, kept for NACKs. */
   media(source: number, dest: number, a: AudioFrameHeader, payload: Uint8Array, now: number): void {
     if (this.to === undefined) return;
-    const buf = this.#sock.frameBuffer();
     const at = CONFERENCE_HEADER_BYTES;
     const len = AUDIO_FRAME_HEADER_BYTES + payload.length;
-    if (at + len > buf.length - 16) return;
+    if (len > CONFERENCE_MAX_PAYLOAD) return;
+    const buf = this.#sock.frameBuffer(len);
     const label = a.participant;
     a.participant = source;
     writeAudioFrameHeader(buf, a, at);

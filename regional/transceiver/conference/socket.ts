@@ -9,6 +9,8 @@ import { createSocket, type Socket } from "node:dgram";
 import {
   CONFERENCE_HEADER_BYTES,
   CONFERENCE_MAX_FRAME,
+  CONFERENCE_MAX_PAYLOAD,
+  CONFERENCE_OVERHEAD_BYTES,
   type ConferenceHeader,
   decodeConferenceFrame,
   encodeConferenceFrame,
@@ -61,7 +63,7 @@ export class ConferenceSocket {
     this.mac = nodeMac(config.keys);
     this.keyId = config.keys.active.id;
     socket.on("message", (msg, _rinfo) => this.#onMessage(msg));
-    socket.on("error", () => metrics.drops.truncated.inc());
+    socket.on("error", () => metrics.drops.no_route.inc());
   }
 
   static async open(config: ConferenceConfig, metrics: ConferenceMetrics): Promise<ConferenceSocket> {
@@ -140,9 +142,9 @@ export class ConferenceSocket {
     return end;
   }
 
-  /** A buffer whose bytes 20.. the caller fills with a payload before `send(h, null, to, buf)`. */
-  frameBuffer(): Buffer {
-    return Buffer.allocUnsafe(CONFERENCE_MAX_FRAME);
+  /** A buffer for a frame of `payloadBytes` (default the most), filled at 20.. before `send(h, null, to, buf)`. */
+  frameBuffer(payloadBytes = CONFERENCE_MAX_PAYLOAD): Buffer {
+    return Buffer.allocUnsafe(CONFERENCE_OVERHEAD_BYTES + payloadBytes);
   }
 
   #onMessage(msg: Buffer): void {
