@@ -95,7 +95,7 @@ describe("hostile conference datagrams", () => {
     send(otherKey);
     send(frame(a, { conf: "0123456789abcdef" }));
     send(frame(a, { slot: 77 }));
-    send(frame(a, { counter: 1 })); // the leg's hello used counter 1: a replay
+    send(frame(a, { counter: 0 })); // the leg's hello used counter 0: a replay
     const hello = new Uint8Array(64);
     const n = encodeHello(hello, 0, {
       participantId: a.participantId,

@@ -47,6 +47,8 @@ export class ConferenceLink {
   to: HostPort | undefined;
   lastHeardAt: number;
   lastSentAt = 0;
+  // Our counter towards them: from 0, +1 per frame, retransmissions included (their replay window).
+  #next = 0;
 
   /** Their slot: the destination of our control frames (0 = the hub). */
   readonly remote: number;
@@ -77,7 +79,8 @@ export class ConferenceLink {
     h.kind = kind;
     h.sourceSlot = source;
     h.destinationSlot = dest;
-    h.counter = (h.counter + 1) >>> 0;
+    h.counter = this.#next;
+    this.#next = (this.#next + 1) >>> 0;
     this.#sock.send(h, null, to, buf);
     h.sourceSlot = self;
     this.lastSentAt = now;
