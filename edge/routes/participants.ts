@@ -137,6 +137,8 @@ function legAttempt(s: SteerScope, request: CreateLegRequest, caller: Caller) {
       const b = readCreateLegResponse(body);
       return b !== undefined && CALL_ID_PATTERN.test(b.legId) ? b : undefined;
     },
+    // The leg may exist there (with this participant's identity): never create a second one.
+    unreadableIsFinal: true,
   });
 }
 

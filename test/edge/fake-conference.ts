@@ -8,7 +8,8 @@ import { mintCallId } from "../../shared/callid/callid.ts";
 import type { Keyring } from "../../shared/keys.ts";
 import type { FakeAnswer, FakeCluster } from "./fake-cluster.ts";
 
-export type LegMode = "ok" | "full" | "error" | "bad-offer";
+/** "bad-answer": a 201 the edge cannot read (the leg may exist there all the same). */
+export type LegMode = "ok" | "full" | "error" | "bad-offer" | "bad-answer";
 
 interface Participant {
   participantId: string;
@@ -87,6 +88,7 @@ export class FakeConference {
       return { ...err(503, "unavailable_error", "at_capacity"), headers: { "retry-after": "2" } };
     if (this.legMode === "error") return err(500, "server_error", "internal");
     if (this.legMode === "bad-offer") return err(422, "invalid_request_error", "no_acceptable_codec");
+    if (this.legMode === "bad-answer") return { status: 201, body: { sdp: "v=0\r\n" } };
     const req = JSON.parse(body) as { sdp: string };
     const legId = mintCallId(this.#f.id, 7, randomBytes(15), nodeMac(this.#ring));
     const etag = randomBytes(6).toString("hex");

@@ -215,6 +215,21 @@ describe("join API at the edge (fake cluster)", () => {
     expect(conference("fra").rosters.get(callId)).toEqual([]);
   });
 
+  it("does not fail a leg over after an unreadable 201 (two legs for one participant): 502, released", async () => {
+    const e = await edge();
+    const callId = await callFrom(e, "frankfurt");
+    for (const c of conferences.values()) c.legMode = "bad-answer";
+    const m = marks();
+    const res = await join(e, callId, "sydney");
+    expect(res.status).toBe(502);
+    expect(await codeOf(res)).toBe("cluster_bad_answer");
+    const got = since(m);
+    const legs = [...got.values()].flat().filter((r) => r.path === "/v1/legs");
+    expect(legs).toHaveLength(1);
+    expect(routes(got.get("fra")).map((r) => r.split(" ")[0])).toEqual(["POST", "DELETE"]);
+    expect(conference("fra").rosters.get(callId)).toEqual([]);
+  });
+
   it("answers 502 for an admit it cannot read, releasing the participant it names", async () => {
     const e = await edge();
     const callId = await callFrom(e, "frankfurt");
