@@ -20,7 +20,7 @@ import {
 import type { Caller } from "../../shared/signing/caller.ts";
 import type { ClusterSpec } from "../../shared/topology/schema.ts";
 import { callerFor } from "../auth/caller.ts";
-import { clusterErrorBody, readJson } from "../cluster/client.ts";
+import { readJson } from "../cluster/client.ts";
 import { type CreateOutcome, createAttempt } from "../cluster/create-attempt.ts";
 import type { AppEnv } from "../env.ts";
 import { EdgeError, Errors } from "../errors.ts";
@@ -85,7 +85,9 @@ async function join(c: Context<AppEnv>): Promise<Response> {
   const body = await readJson(res);
   if (res.status !== 201) {
     const status = res.status >= 200 && res.status < 300 ? 502 : res.status;
-    return c.json(clusterErrorBody(body, status), status as 400, { "x-relay-cluster": owner.name });
+    // The owner's Retry-After (a draining or full hub: 503) reaches the client as for a call.
+    const retryAfter = res.headers.get("retry-after");
+    return clusterError(c, { status, body, retryAfter }, { "x-relay-cluster": owner.name });
   }
   const admitted = readAdmitResponse(body);
   if (!admitted) {

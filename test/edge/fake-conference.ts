@@ -27,6 +27,8 @@ export class FakeConference {
   limit = 8;
   /** Admits, but answers without the hub (a contract break the edge must survive). */
   admitWithoutHub = false;
+  /** Refuses admits with 503 draining and a Retry-After (a hub on its way out). */
+  admitDraining = false;
   readonly ended = new Set<string>();
   readonly rosters = new Map<string, Participant[]>();
   readonly #f: FakeCluster;
@@ -43,6 +45,7 @@ export class FakeConference {
     this.legMode = "ok";
     this.limit = 8;
     this.admitWithoutHub = false;
+    this.admitDraining = false;
   }
 
   #route(method: string, path: string, body: string): FakeAnswer | undefined {
@@ -58,6 +61,8 @@ export class FakeConference {
     if (pid === undefined) {
       if (method === "GET") return { status: 200, body: { participants: roster } };
       if (method !== "POST") return err(405, "invalid_request_error", "method_not_allowed");
+      if (this.admitDraining)
+        return { ...err(503, "unavailable_error", "draining"), headers: { "retry-after": "7" } };
       if (roster.length + 1 >= this.limit) return err(409, "conflict_error", "participant_limit");
       const slot = this.#nextSlot.get(callId) ?? 2;
       this.#nextSlot.set(callId, slot + 1);

@@ -159,6 +159,19 @@ describe("join API at the edge (fake cluster)", () => {
     expect(legs).toEqual([]);
   });
 
+  it("passes the owner's 503 on with its Retry-After and creates no leg", async () => {
+    const e = await edge();
+    const callId = await callFrom(e, "frankfurt");
+    conference("fra").admitDraining = true;
+    const m = marks();
+    const res = await join(e, callId, "sydney");
+    expect(res.status).toBe(503);
+    expect(await codeOf(res)).toBe("draining");
+    expect(res.headers.get("retry-after")).toBe("7");
+    expect(res.headers.get("x-relay-cluster")).toBe("fra");
+    expect([...since(m).values()].flat().filter((r) => r.path === "/v1/legs")).toEqual([]);
+  });
+
   it("answers 404 call_ended for an ended call, 404 call_not_found for a malformed or forged id", async () => {
     const e = await edge();
     const callId = await callFrom(e, "frankfurt");
