@@ -21,7 +21,7 @@ import type { Caller } from "../../shared/signing/caller.ts";
 import type { ClusterSpec } from "../../shared/topology/schema.ts";
 import { callerFor } from "../auth/caller.ts";
 import { readJson } from "../cluster/client.ts";
-import { type CreateOutcome, createAttempt } from "../cluster/create-attempt.ts";
+import { badCreateAnswer, type CreateOutcome, createAttempt } from "../cluster/create-attempt.ts";
 import type { AppEnv } from "../env.ts";
 import { EdgeError, Errors } from "../errors.ts";
 import { admit, clientIp } from "../http.ts";
@@ -30,14 +30,6 @@ import { clusterClient } from "../steering/client.ts";
 import { type Steered, type SteerScope, steer, steerScope } from "../steering/steer.ts";
 import { clusterError, quoteEtag, readOffer, reportSteered, resolveSession } from "./calls.ts";
 import { fetchOwner, forward, owningCluster } from "./followups.ts";
-
-const badAnswer = (cluster: string) =>
-  new EdgeError(
-    502,
-    "server_error",
-    "cluster_bad_answer",
-    `the cluster ${cluster} sent an unreadable answer`,
-  );
 
 const JSON_HEADERS = { "content-type": "application/json", accept: "application/json" };
 
@@ -94,7 +86,7 @@ async function join(c: Context<AppEnv>): Promise<Response> {
     // Admitted, maybe, but not in a shape a leg can use: free the slot if it names one.
     const pid = (body as { participantId?: unknown } | null)?.participantId;
     if (typeof pid === "string" && PARTICIPANT_ID.test(pid)) await release(c, s, owner, callId, pid);
-    throw badAnswer(owner.name);
+    return clusterError(c, badCreateAnswer(owner.name), { "x-relay-cluster": owner.name });
   }
 
   // 2. The leg at the joiner's nearest healthy cluster, with the hub to send to.
