@@ -21,6 +21,17 @@ const conferencesOf = (t: ApiHost): Conferences => {
   return t.conferences;
 };
 
+/** The roster of a call nobody joined: its own client. */
+export const ownerOnly = (createdAt: number): Record<string, unknown>[] => [
+  {
+    participantId: "owner",
+    slot: 1,
+    state: "connected",
+    joinedAt: new Date(createdAt).toISOString(),
+    leg: null,
+  },
+];
+
 const needJson = (contentType: string | undefined): void => {
   if (mediaType(contentType) !== "application/json")
     throw new ApiError("unsupported_media_type", "content-type must be application/json");
@@ -50,24 +61,28 @@ async function handle(req: Request, incoming: ApiEnv["Bindings"]["incoming"], t:
   const method = req.method;
   const body = await readBody(req, MAX_JSON_BODY);
   await t.verifier.verify(method, url, body, incoming.headers);
-  const conf = conferencesOf(t);
+  // The call first: a transceiver that does not hold it says so (404), whatever its conferences.
+  const call = t.lookup(callId);
+  const list = () => t.conferences?.list(call) ?? ownerOnly(call.createdAt);
   if (pid === undefined) {
     if (method === "POST") {
       if (body.length > 0) {
         needJson(req.headers.get("content-type") ?? undefined);
         parseJson(body); // `{ client?: {...} }`: nothing in it changes the admission yet
       }
-      return json(201, conf.admit(t.lookup(callId)));
+      return json(201, conferencesOf(t).admit(call));
     }
-    if (method === "GET") return json(200, { participants: conf.list(t.lookup(callId)) });
+    if (method === "GET") return json(200, { participants: list() });
     throw new ApiError("method_not_allowed", `${method} is not allowed on participants`);
   }
   if (method === "DELETE") {
-    conf.remove(t.lookup(callId), pid);
+    if (t.conferences === undefined)
+      throw new ApiError("participant_unknown", "no such participant in this call");
+    t.conferences.remove(call, pid);
     return new Response(null, { status: 204 });
   }
   if (method === "GET") {
-    const p = conf.list(t.lookup(callId)).find((x) => x.participantId === pid);
+    const p = list().find((x) => x.participantId === pid);
     if (!p) throw new ApiError("participant_unknown", "no such participant in this call");
     return json(200, p);
   }

@@ -12,7 +12,7 @@ import {
   startConferenceHarness,
 } from "./helpers/conference.ts";
 import type { Harness } from "./helpers/harness.ts";
-import { until } from "./helpers/harness.ts";
+import { startHarness, until } from "./helpers/harness.ts";
 
 let hub: Harness;
 let b: Harness;
@@ -75,6 +75,32 @@ describe("participant limits and errors", () => {
     expect(await code(bad)).toBe("body_malformed");
     const unsigned = await fetch(`${b.t.httpUrl}/v1/legs`, { method: "POST", body: "{}" });
     expect(unsigned.status).toBe(401);
+  });
+});
+
+describe("a transceiver without a backbone keyring", () => {
+  it("lists only the owner, refuses joins and legs (503 conference_unavailable)", async () => {
+    const plain = await startHarness();
+    try {
+      const { callId } = await plain.connectClient();
+      const list = await plain.call("GET", `/v1/calls/${callId}/participants`);
+      expect(
+        ((await list.json()) as { participants: { participantId: string }[] }).participants,
+      ).toMatchObject([{ participantId: "owner", slot: 1 }]);
+      const join = await admit(plain, callId);
+      expect(join.status).toBe(503);
+      expect(await code(join)).toBe("conference_unavailable");
+      const leg = await plain.call("POST", "/v1/legs", {});
+      expect(await code(leg)).toBe("conference_unavailable");
+      const other = await plain.call(
+        "GET",
+        "/v1/calls/rtc_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/participants",
+      );
+      expect(other.status).toBeGreaterThanOrEqual(400);
+      expect(other.status).toBeLessThan(500);
+    } finally {
+      await plain.close();
+    }
   });
 });
 

@@ -86,21 +86,11 @@ export class Conferences {
     return hub.admit(performance.now());
   }
 
-  /** GET /v1/calls/{id}/participants: the owner and every joiner. */
-  list(call: Call): Record<string, unknown>[] {
-    const hub = this.#hubs.get(call.callId);
-    if (hub !== undefined) return hub.list(call.createdAt);
+  /** GET /v1/calls/{id}/participants: the owner and every joiner; undefined when nobody joined. */
+  list(call: Call): Record<string, unknown>[] | undefined {
     if (call.tap instanceof LegUplink)
       throw new ApiError("call_id_unknown", "this call is a leg of another call: ask that call");
-    return [
-      {
-        participantId: "owner",
-        slot: 1,
-        state: "connected",
-        joinedAt: new Date(call.createdAt).toISOString(),
-        leg: null,
-      },
-    ];
+    return this.#hubs.get(call.callId)?.list(call.createdAt);
   }
 
   /** DELETE /v1/calls/{id}/participants/{pid}. */
