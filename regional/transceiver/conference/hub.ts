@@ -42,8 +42,8 @@ export interface Admission {
 const hostPortText = (h: { host: string; port: number; ipv6: boolean }): string =>
   h.ipv6 ? `[${h.host}]:${h.port}` : `${h.host}:${h.port}`;
 const newParticipantId = (): string => `prt_${randomBytes(12).toString("base64url")}`;
+// Scratch for the hello being read (receive is synchronous and never re-entered).
 const hello = newHello();
-const roster = newRosterEntries();
 
 export class HubConference implements ConferenceEndpoint, CallTap {
   readonly hi: number;
@@ -56,6 +56,8 @@ export class HubConference implements ConferenceEndpoint, CallTap {
   readonly #routes: HubRoutes;
   readonly #byId = new Map<string, Joiner>();
   readonly #onEnd: (c: HubConference) => void;
+  // This conference's roster (owner first, then connected joiners), rebuilt when it changes.
+  readonly #roster = newRosterEntries();
   #nextSlot = OWNER_SLOT + 1;
   #rosterN = 1;
   #lastKeepaliveAt = 0;
@@ -76,7 +78,8 @@ export class HubConference implements ConferenceEndpoint, CallTap {
     this.#ids = ids;
     this.#onEnd = onEnd;
     this.#routes = new HubRoutes(call, sock.metrics);
-    roster[0]!.slot = OWNER_SLOT;
+    this.#roster[0]!.slot = OWNER_SLOT;
+    this.#roster[0]!.participantId = OWNER_PARTICIPANT_ID;
   }
 
   get joiners(): number {
@@ -203,6 +206,7 @@ export class HubConference implements ConferenceEndpoint, CallTap {
   }
 
   #rebuildRoster(): void {
+    const roster = this.#roster;
     let n = 1;
     for (const j of this.#byId.values()) {
       if (j.state !== "connected" || n >= roster.length) continue;
@@ -210,13 +214,12 @@ export class HubConference implements ConferenceEndpoint, CallTap {
       roster[n]!.participantId = j.id;
       n++;
     }
-    roster[0]!.participantId = OWNER_PARTICIPANT_ID;
     this.#rosterN = n;
   }
 
   #keepalive(j: Joiner, now: number): void {
     const n = this.#rosterN;
-    j.link.control(ConferenceKind.keepalive, now, (b, off) => encodeRoster(b, off, roster, n));
+    j.link.control(ConferenceKind.keepalive, now, (b, off) => encodeRoster(b, off, this.#roster, n));
   }
 
   #announce(type: "joined" | "left", j: Joiner, reason?: ParticipantLeftReason): void {
