@@ -1,6 +1,7 @@
 // One steered creation attempt (a call at POST /v1/calls, a leg at POST /v1/legs): signed POST of
 // a JSON body to one cluster; 503 (full/draining) and 5xx fail over to the next cluster, a 201
-// the reader cannot read does too, any other answer is final (the client sees it).
+// the reader cannot read does too (unless `unreadableIsFinal`), any other answer is final (the
+// client sees it).
 import type { Caller } from "../../shared/signing/caller.ts";
 import type { SigningKeys } from "../../shared/signing/request.ts";
 import type { ClusterSpec } from "../../shared/topology/schema.ts";
@@ -17,7 +18,27 @@ export interface CreateAttempt<T> {
   caller: Caller;
   /** The 201 body, or undefined when it is not what the route promises. */
   read: (body: unknown) => T | undefined;
+  /**
+   * An unreadable 201 is final (502 cluster_bad_answer) instead of failing over: for a leg, the
+   * cluster did create something that speaks for the participant, and a second leg elsewhere
+   * would be two legs for one participant (the caller releases the participant instead).
+   */
+  unreadableIsFinal?: boolean;
 }
+
+/** The final error of an unreadable 201 (unreadableIsFinal), in the cluster error shape. */
+export const badCreateAnswer = (cluster: string) => ({
+  kind: "error" as const,
+  status: 502,
+  body: {
+    error: {
+      type: "server_error",
+      code: "cluster_bad_answer",
+      message: `the cluster ${cluster} sent an unreadable answer`,
+    },
+  },
+  retryAfter: null,
+});
 
 export function createAttempt<T>(
   key: SigningKeys,
@@ -49,7 +70,10 @@ export function createAttempt<T>(
     const body = await readJson(res);
     if (res.status === 201) {
       const value = a.read(body);
-      if (value === undefined) return { kind: "retry", reason: "error", status: 201 };
+      if (value === undefined) {
+        if (a.unreadableIsFinal) return { kind: "done", value: badCreateAnswer(cluster.name) };
+        return { kind: "retry", reason: "error", status: 201 };
+      }
       return { kind: "done", value: { kind: "created", value, etag: res.headers.get("etag") } };
     }
     return {

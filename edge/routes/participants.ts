@@ -20,8 +20,8 @@ import {
 import type { Caller } from "../../shared/signing/caller.ts";
 import type { ClusterSpec } from "../../shared/topology/schema.ts";
 import { callerFor } from "../auth/caller.ts";
-import { clusterErrorBody, readJson } from "../cluster/client.ts";
-import { type CreateOutcome, createAttempt } from "../cluster/create-attempt.ts";
+import { readJson } from "../cluster/client.ts";
+import { badCreateAnswer, type CreateOutcome, createAttempt } from "../cluster/create-attempt.ts";
 import type { AppEnv } from "../env.ts";
 import { EdgeError, Errors } from "../errors.ts";
 import { admit, clientIp } from "../http.ts";
@@ -30,14 +30,6 @@ import { clusterClient } from "../steering/client.ts";
 import { type Steered, type SteerScope, steer, steerScope } from "../steering/steer.ts";
 import { clusterError, quoteEtag, readOffer, reportSteered, resolveSession } from "./calls.ts";
 import { fetchOwner, forward, owningCluster } from "./followups.ts";
-
-const badAnswer = (cluster: string) =>
-  new EdgeError(
-    502,
-    "server_error",
-    "cluster_bad_answer",
-    `the cluster ${cluster} sent an unreadable answer`,
-  );
 
 const JSON_HEADERS = { "content-type": "application/json", accept: "application/json" };
 
@@ -85,14 +77,16 @@ async function join(c: Context<AppEnv>): Promise<Response> {
   const body = await readJson(res);
   if (res.status !== 201) {
     const status = res.status >= 200 && res.status < 300 ? 502 : res.status;
-    return c.json(clusterErrorBody(body, status), status as 400, { "x-relay-cluster": owner.name });
+    // The owner's Retry-After (a draining or full hub: 503) reaches the client as for a call.
+    const retryAfter = res.headers.get("retry-after");
+    return clusterError(c, { status, body, retryAfter }, { "x-relay-cluster": owner.name });
   }
   const admitted = readAdmitResponse(body);
   if (!admitted) {
     // Admitted, maybe, but not in a shape a leg can use: free the slot if it names one.
     const pid = (body as { participantId?: unknown } | null)?.participantId;
     if (typeof pid === "string" && PARTICIPANT_ID.test(pid)) await release(c, s, owner, callId, pid);
-    throw badAnswer(owner.name);
+    return clusterError(c, badCreateAnswer(owner.name), { "x-relay-cluster": owner.name });
   }
 
   // 2. The leg at the joiner's nearest healthy cluster, with the hub to send to.
@@ -137,6 +131,8 @@ function legAttempt(s: SteerScope, request: CreateLegRequest, caller: Caller) {
       const b = readCreateLegResponse(body);
       return b !== undefined && CALL_ID_PATTERN.test(b.legId) ? b : undefined;
     },
+    // The leg may exist there (with this participant's identity): never create a second one.
+    unreadableIsFinal: true,
   });
 }
 

@@ -39,6 +39,8 @@ export interface EchoAgent {
   readonly connections: number;
   /** Frames echoed so far. */
   readonly framesEchoed: number;
+  /** Frames echoed per participant slot (audio frame byte 3), e.g. { "1": 250, "2": 248 }. */
+  framesBySlot(): Record<string, number>;
   /** Events received (parsed), newest last; bounded. */
   readonly events: unknown[];
   /** The conversations kept for resumed calls. */
@@ -52,7 +54,20 @@ export async function startEchoAgent(o: EchoAgentOptions = {}): Promise<EchoAgen
   const delayMs = Math.max(0, o.delayMs ?? 0);
   const calls = new KeptCalls<EchoConversationState>({ ...DEFAULT_KEEP, ...o.keep });
   const keep = { calls, now: o.now ?? (() => performance.now()) };
-  const server: Server = createServer((_req, res) => {
+  // Frames echoed per participant slot: the echo keeps each frame's slot byte, so each
+  // participant hears only its own echo and a test can tell the streams apart.
+  const bySlot = new Float64Array(256);
+  const slotCounts = (): Record<string, number> => {
+    const out: Record<string, number> = {};
+    for (let i = 0; i < 256; i++) if (bySlot[i]! > 0) out[String(i)] = bySlot[i]!;
+    return out;
+  };
+  const server: Server = createServer((req, res) => {
+    if (req.method === "GET" && req.url === "/status") {
+      const body = { connections: wss.clients.size, framesEchoed, framesBySlot: slotCounts() };
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
+      return;
+    }
     res.writeHead(426, { "content-type": "text/plain" }).end("WebSocket only\n");
   });
   const wss = new WebSocketServer({ server, perMessageDeflate: false, maxPayload: 1 << 20 });
@@ -93,11 +108,13 @@ export async function startEchoAgent(o: EchoAgentOptions = {}): Promise<EchoAgen
           for (let s = reader.next(h); s !== "end"; s = reader.next(h)) {
             if (s !== "ok") return;
             rt.audio(h.codec, h.flags, data.subarray(reader.payloadStart, reader.payloadEnd));
+            bySlot[h.participant ?? 0]!++;
             frames++;
           }
         } else {
           if (readAudioFrameHeader(data, h) !== "ok") return;
           rt.audio(h.codec, h.flags, data.subarray(AUDIO_FRAME_HEADER_BYTES));
+          bySlot[h.participant ?? 0]!++;
           frames = 1;
         }
         if (delayMs === 0) {
@@ -141,6 +158,7 @@ export async function startEchoAgent(o: EchoAgentOptions = {}): Promise<EchoAgen
     get framesEchoed() {
       return framesEchoed;
     },
+    framesBySlot: slotCounts,
     events,
     get kept() {
       return calls.stats;

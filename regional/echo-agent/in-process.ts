@@ -18,10 +18,16 @@ export function internalEchoDelay(url: string): number {
   return m ? Number(m[1]) : 0;
 }
 
+export interface InProcessEchoConnector extends BackendConnector {
+  /** Frames echoed per participant slot (byte 3) over every link, index = slot. */
+  readonly framesBySlot: Uint32Array;
+}
+
 /** The connector main.ts injects for BACKEND_URL=internal:echo. */
-export function inProcessEchoBackend(url: string): BackendConnector {
+export function inProcessEchoBackend(url: string): InProcessEchoConnector {
   const delayMs = internalEchoDelay(url);
-  return { open: (_call, h) => new InProcessEcho(delayMs, h) };
+  const framesBySlot = new Uint32Array(256);
+  return { framesBySlot, open: (_call, h) => new InProcessEcho(delayMs, h, framesBySlot) };
 }
 
 export class InProcessEcho implements BackendLink {
@@ -35,8 +41,11 @@ export class InProcessEcho implements BackendLink {
   droppedToBackend = 0;
   framesToBackend = 0;
   framesFromBackend = 0;
+  /** Frames echoed per participant slot (byte 3), index = slot (shared by a connector's links). */
+  readonly framesBySlot: Uint32Array;
 
-  constructor(delayMs: number, h: BridgeHandlers) {
+  constructor(delayMs: number, h: BridgeHandlers, framesBySlot = new Uint32Array(256)) {
+    this.framesBySlot = framesBySlot;
     this.#delayMs = delayMs;
     this.#h = h;
     // Events go out on a microtask: a backend over a socket never answers synchronously.
@@ -56,8 +65,11 @@ export class InProcessEcho implements BackendLink {
     if (this.#timer === undefined) this.#timer = setTimeout(this.#flush, this.#delayMs);
   }
 
+  // The echo keeps the frame's slot, so each participant hears its own echo only.
   #deliver(h: AudioFrameHeader, payload: Uint8Array): void {
     this.framesFromBackend++;
+    const slot = (h.participant ?? 0) & 0xff;
+    this.framesBySlot[slot] = this.framesBySlot[slot]! + 1;
     this.#h.onAudio(h, payload as Buffer);
   }
 

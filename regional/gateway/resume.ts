@@ -70,11 +70,19 @@ export async function findMovedCall(
       g.lost(m, e);
       continue;
     }
-    if (up.status === 404 || up.status === 401 || isMalformedId(up)) continue;
+    if ((up.status === 404 && !knowsTheCall(up)) || up.status === 401 || isMalformedId(up)) continue;
     g.moved.set(callId, m.id);
     return up;
   }
   return undefined;
+}
+
+/**
+ * A 404 from the member that holds the call: it knows the call but not the participant named
+ * (a leave after the leg already ended). The call is there, not ended.
+ */
+function knowsTheCall(up: Upstream): boolean {
+  return errorCodeOf(up) === "participant_unknown";
 }
 
 /**

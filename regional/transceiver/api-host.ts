@@ -3,6 +3,7 @@
 import type { Logger } from "../common/log.ts";
 import type { CallStatus, EndReason } from "./call-types.ts";
 import type { CreateRequest, CreateResult } from "./calls.ts";
+import type { Conferences } from "./conference/conferences.ts";
 import type { TransceiverConfig } from "./config.ts";
 import type { TransceiverMetrics } from "./metrics.ts";
 import type { Call } from "./shell/call.ts";
@@ -16,6 +17,8 @@ export interface ApiHost {
   readonly verifier: RequestVerifier;
   readonly draining: boolean;
   readonly load: number;
+  /** Conferences (participants, legs); undefined without GR_BACKBONE_KEYS. */
+  readonly conferences: Conferences | undefined;
   health(): Record<string, unknown>;
   create(req: CreateRequest, receivedAt: number): Promise<CreateResult>;
   lookup(callId: string): Call;

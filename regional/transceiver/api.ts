@@ -18,6 +18,7 @@ import {
   readBody,
 } from "./api-body.ts";
 import type { ApiHost } from "./api-host.ts";
+import { participantRoutes } from "./api-participants.ts";
 import { handleUpgrade } from "./api-ws.ts";
 import { parseSdpFrag } from "./core/sdpfrag.ts";
 import { ApiError } from "./errors.ts";
@@ -72,6 +73,8 @@ export function apiApp(t: ApiHost): Hono<ApiEnv> {
       { etag: `"${etag}"`, location: `/v1/calls/${callId}` },
     );
   });
+
+  participantRoutes(app, t, json);
 
   app.all("/v1/calls/*", async (c) => {
     const receivedAt = performance.now();

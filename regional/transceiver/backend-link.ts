@@ -31,7 +31,19 @@ export interface BackendCall {
   callId: string;
   clusterId: number;
   transceiverId: number;
+  /** The codec the call's client receives (backend-protocol.ts AudioCodec) and its Opus FEC. */
+  codec?: number;
+  opusFec?: boolean;
 }
+
+/**
+ * Close reasons a link may give `onClose` to end its call with that EndReason (a conference
+ * uplink: the owner's call ended, the hub went silent, the participant was removed).
+ */
+export const LINK_END_REASONS = ["call_ended", "hub_lost", "removed"] as const;
+export type LinkEndReason = (typeof LINK_END_REASONS)[number];
+export const isLinkEndReason = (r: string): r is LinkEndReason =>
+  (LINK_END_REASONS as readonly string[]).includes(r);
 
 /** Opens one backend link per session. */
 export interface BackendConnector {

@@ -5,7 +5,8 @@
 //   0      version (1)
 //   1      codec: 1 = Opus 48 kHz, 2 = PCMU 8 kHz
 //   2      flags: bit 0 = RTP marker (start of a talk spurt)
-//   3      reserved (0)
+//   3      participant slot (u8): to the backend whose audio (1 = the call's own client, k = joiner
+//          k); from the backend who hears it (0 = everyone, k = only participant k)
 //   4-5    RTP sequence number (u16, big endian)
 //   6-9    RTP timestamp (u32, big endian; codec clock: 48000 Hz Opus, 8000 Hz PCMU)
 //   10-11  reserved (0)
@@ -31,10 +32,17 @@ export interface AudioFrameHeader {
   flags: number;
   sequenceNumber: number;
   timestamp: number;
+  /** Byte 3: the participant slot (0 when absent: "everyone" from the backend). */
+  participant?: number;
 }
 
+/** Slot of the call's own client (the owner) in the conference and in byte 3. */
+export const OWNER_SLOT = 1;
+/** Byte 3 is one byte: a call never gives out a slot above this (docs/backend-protocol.md). */
+export const MAX_PARTICIPANT_SLOT = 255;
+
 export function newAudioFrameHeader(): AudioFrameHeader {
-  return { codec: 0, flags: 0, sequenceNumber: 0, timestamp: 0 };
+  return { codec: 0, flags: 0, sequenceNumber: 0, timestamp: 0, participant: 0 };
 }
 
 /** Writes the header into buf[off..off+12]. */
@@ -42,7 +50,7 @@ export function writeAudioFrameHeader(buf: Uint8Array, h: AudioFrameHeader, off 
   buf[off] = AUDIO_FRAME_VERSION;
   buf[off + 1] = h.codec;
   buf[off + 2] = h.flags & 0xff;
-  buf[off + 3] = 0;
+  buf[off + 3] = (h.participant ?? 0) & 0xff;
   buf[off + 4] = (h.sequenceNumber >> 8) & 0xff;
   buf[off + 5] = h.sequenceNumber & 0xff;
   const ts = h.timestamp >>> 0;
@@ -78,6 +86,7 @@ function readFrameAt(buf: Uint8Array, off: number, len: number, h: AudioFrameHea
   if (len - AUDIO_FRAME_HEADER_BYTES > AUDIO_FRAME_MAX_PAYLOAD) return "too-large";
   h.codec = codec;
   h.flags = buf[off + 2]!;
+  h.participant = buf[off + 3]!;
   h.sequenceNumber = (buf[off + 4]! << 8) | buf[off + 5]!;
   h.timestamp = ((buf[off + 6]! << 24) | (buf[off + 7]! << 16) | (buf[off + 8]! << 8) | buf[off + 9]!) >>> 0;
   return "ok";
@@ -176,7 +185,38 @@ export function codecOfMime(mimeType: string): number {
 export const BridgeEvent = {
   started: "session.started",
   ended: "session.ended",
+  participantJoined: "participant.joined",
+  participantLeft: "participant.left",
 } as const;
+
+/** Why a participant left (participant.left `reason`). */
+export type ParticipantLeftReason =
+  | "left"
+  | "removed"
+  | "transceiver_failed"
+  | "call_ended"
+  | "hello_timeout";
+
+/**
+ * participant.joined / participant.left, to the backend and to every participant's `oai-events`
+ * (the owner's client is participant "owner", slot 1).
+ */
+export function participantEvent(
+  type: "joined" | "left",
+  callId: string,
+  participantId: string,
+  slot: number,
+  reason?: ParticipantLeftReason,
+): string {
+  const ev: Record<string, unknown> = {
+    type: type === "joined" ? BridgeEvent.participantJoined : BridgeEvent.participantLeft,
+    call_id: callId,
+    participant_id: participantId,
+    slot,
+  };
+  if (reason !== undefined) ev.reason = reason;
+  return JSON.stringify(ev);
+}
 
 /** Event types the transceiver sends to the client on `oai-events` about the bridge. */
 export const ClientNotice = {

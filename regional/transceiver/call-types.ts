@@ -13,7 +13,11 @@ export type EndReason =
   | "backend_unavailable"
   | "drain"
   | "shutdown"
-  | "error";
+  | "error"
+  // A leg (docs/cascade.md): the owner's call ended, the hub went silent, the participant was removed.
+  | "call_ended"
+  | "hub_lost"
+  | "removed";
 
 export const FLOW_CLOSE: Record<EndReason, number> = {
   hangup: FlowCloseReason.hangup,
@@ -28,6 +32,9 @@ export const FLOW_CLOSE: Record<EndReason, number> = {
   drain: FlowCloseReason.drain,
   shutdown: FlowCloseReason.drain,
   error: FlowCloseReason.error,
+  call_ended: FlowCloseReason.hangup,
+  hub_lost: FlowCloseReason.error,
+  removed: FlowCloseReason.hangup,
 };
 
 export type CallState = "connecting" | "connected" | "ended";
@@ -64,4 +71,6 @@ export interface CallStatus {
   };
   endReason: EndReason | null;
   endedAt: string | null;
+  /** The call's conference (the hub's participants, or the leg's link to its hub); null: none. */
+  conference: Record<string, unknown> | null;
 }

@@ -27,6 +27,8 @@ export interface CreateRequest extends CreateCallRequest {
   caller?: Caller;
   /** Resume this call (its transceiver failed) here, under the same call id (resume.ts). */
   resume?: string;
+  /** This call's own backend (a leg's conference uplink); default: the transceiver's. */
+  backend?: BackendConnector;
 }
 
 export interface CreateResult extends CreateCallResponse {
@@ -138,6 +140,7 @@ export class CallTable {
             offer,
             receivedAt,
             resumed: req.resume !== undefined,
+            ...(req.backend ? { backend: req.backend } : {}),
           },
         );
       } catch (e) {

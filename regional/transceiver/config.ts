@@ -6,7 +6,7 @@ import { ConfigError, EnvReader } from "../../shared/config/env-reader.ts";
 import { HINT_MAX_KEY_ID } from "../../shared/hint/layout.ts";
 import type { Keyring } from "../../shared/keys.ts";
 import { DEFAULT_REPLAY_WINDOW_MS } from "../../shared/signing/request.ts";
-import { type HostPort, parseHostPort } from "../../shared/topology/address.ts";
+import { type Cidr, type HostPort, parseCidr, parseHostPort } from "../../shared/topology/address.ts";
 import { parseTopology } from "../../shared/topology/schema.ts";
 import { SRTP_PROFILE_ORDERS, type SrtpProfileOrder } from "./srtp/install.ts";
 
@@ -62,7 +62,28 @@ export interface TransceiverConfig {
   /** Sessions in setup (created, not yet connected) per API key and per client /24 or /64. */
   setupLimitPerKey: number;
   setupLimitPerNetwork: number;
+  /** Conferences (docs/cascade.md); undefined without GR_BACKBONE_KEYS: no conference socket. */
+  conference: ConferenceConfig | undefined;
 }
+
+export interface ConferenceConfig {
+  /** Where the conference UDP socket binds (TRANSCEIVER_UDP's host, TRANSCEIVER_CONFERENCE_PORT; 0 = free port). */
+  bind: HostPort;
+  /** TRANSCEIVER_CONFERENCE_ADDR: the "ip:port" other transceivers send to; default the bound address. */
+  advertise: HostPort | undefined;
+  /** GR_BACKBONE_KEYS: the MAC keyring of conference frames (key ids 0-15). */
+  keys: Keyring;
+  /** Participants per call, the owner's client included (CONFERENCE_MAX_PARTICIPANTS). */
+  maxParticipants: number;
+  /** Per-hop repair by NACK (CONFERENCE_NACK=0 turns it off, for the with/without measurement). */
+  nack: boolean;
+  /** A hello's leaf address must be inside one of these (the topology's backboneCidrs); [] = any. */
+  cidrs: Cidr[];
+}
+
+/** Largest key id a conference frame carries (byte 3 of its header is 0-15). */
+export const CONFERENCE_MAX_KEY_ID = 15;
+export const DEFAULT_CONFERENCE_MAX_PARTICIPANTS = 8;
 
 type Env = Record<string, string | undefined>;
 
@@ -78,12 +99,18 @@ export function loadConfig(
   let globalVip: HostPort = { host: "127.0.0.1", port: 3478, ipv6: false };
   let clusterVip: HostPort | undefined;
   let vipTcpPort: number | undefined;
+  const cidrs: Cidr[] = [];
   if (topologyPath) {
     try {
       const topo = parseTopology(readFile(topologyPath), topologyPath);
       const g = parseHostPort(topo.globalVip);
       if (typeof g !== "string") globalVip = g;
       vipTcpPort = topo.globalVipTcpPort;
+      for (const c of topo.clusters)
+        for (const text of c.backboneCidrs) {
+          const cidr = parseCidr(text);
+          if (typeof cidr !== "string") cidrs.push(cidr);
+        }
       const cluster = topo.clusters.find((c) => c.id === clusterId);
       if (!cluster)
         r.problems.push(`TOPOLOGY_FILE: ${topologyPath} has no cluster with id ${clusterId} (CLUSTER_ID)`);
@@ -95,10 +122,11 @@ export function loadConfig(
       r.problems.push(`TOPOLOGY_FILE: ${(e as Error).message}`);
     }
   }
+  const udp = r.hostPort("TRANSCEIVER_UDP", "127.0.0.1:0");
   const cfg: TransceiverConfig = {
     clusterId,
     transceiverId,
-    udp: r.hostPort("TRANSCEIVER_UDP", "127.0.0.1:0"),
+    udp,
     udpAdvertise: r.optional("TRANSCEIVER_UDP_ADVERTISE"),
     socketBufferBytes: r.int("TRANSCEIVER_SOCKET_BUFFER_BYTES", 65_536, 1 << 30, 4 * 1024 * 1024),
     socketCount: r.int("TRANSCEIVER_SOCKETS", 1, 16, 1),
@@ -127,6 +155,7 @@ export function loadConfig(
     replayWindowMs: r.int("REPLAY_WINDOW_MS", 1000, 60_000, DEFAULT_REPLAY_WINDOW_MS),
     setupLimitPerKey: r.int("SETUP_LIMIT_PER_KEY", 1, 100_000, DEFAULT_SETUP_LIMIT_PER_KEY),
     setupLimitPerNetwork: r.int("SETUP_LIMIT_PER_NETWORK", 1, 100_000, DEFAULT_SETUP_LIMIT_PER_NETWORK),
+    conference: conferenceConfig(r, udp, cidrs),
   };
   if (cfg.redisUrl !== undefined && !/^rediss?:\/\//.test(cfg.redisUrl)) {
     r.problems.push("REDIS_URL: must start with redis:// or rediss://");
@@ -182,6 +211,7 @@ export function configWithDefaults(
     replayWindowMs: DEFAULT_REPLAY_WINDOW_MS,
     setupLimitPerKey: DEFAULT_SETUP_LIMIT_PER_KEY,
     setupLimitPerNetwork: DEFAULT_SETUP_LIMIT_PER_NETWORK,
+    conference: undefined,
     ...rest,
     clusterKeys,
   };
@@ -192,4 +222,51 @@ function srtpProfileOrder(r: EnvReader): SrtpProfileOrder {
   if ((SRTP_PROFILE_ORDERS as readonly string[]).includes(v)) return v as SrtpProfileOrder;
   r.problems.push(`TRANSCEIVER_SRTP_PROFILES: "${v}" is not one of ${SRTP_PROFILE_ORDERS.join(", ")}`);
   return "aes-cm-only";
+}
+
+/** The conference settings, or undefined when GR_BACKBONE_KEYS is unset (the others are then refused). */
+function conferenceConfig(r: EnvReader, udp: HostPort, cidrs: Cidr[]): ConferenceConfig | undefined {
+  const port = r.int("TRANSCEIVER_CONFERENCE_PORT", 0, 65535, 0);
+  const addr = r.optional("TRANSCEIVER_CONFERENCE_ADDR");
+  const max = r.int("CONFERENCE_MAX_PARTICIPANTS", 2, 64, DEFAULT_CONFERENCE_MAX_PARTICIPANTS);
+  const nack = r.int("CONFERENCE_NACK", 0, 1, 1) === 1;
+  if (r.optional("GR_BACKBONE_KEYS") === undefined) {
+    if (addr !== undefined)
+      r.problems.push("TRANSCEIVER_CONFERENCE_ADDR: conferences need GR_BACKBONE_KEYS (unset)");
+    return undefined;
+  }
+  let advertise: HostPort | undefined;
+  if (addr !== undefined) {
+    const hp = parseHostPort(addr);
+    if (typeof hp === "string") r.problems.push(`TRANSCEIVER_CONFERENCE_ADDR: ${hp}`);
+    else if (hp.host === "0.0.0.0" || hp.host === "::")
+      r.problems.push(
+        "TRANSCEIVER_CONFERENCE_ADDR: must be an address other transceivers reach, not a wildcard",
+      );
+    else advertise = hp;
+  }
+  return {
+    bind: { ...udp, port },
+    advertise,
+    keys: r.keyring("GR_BACKBONE_KEYS", CONFERENCE_MAX_KEY_ID),
+    maxParticipants: max,
+    nack,
+    cidrs,
+  };
+}
+
+/** Conference settings for embedders and tests: a free port on 127.0.0.1, the defaults. */
+export function conferenceWithDefaults(
+  keys: Keyring,
+  over: Partial<ConferenceConfig> = {},
+): ConferenceConfig {
+  return {
+    bind: { host: "127.0.0.1", port: 0, ipv6: false },
+    advertise: undefined,
+    keys,
+    maxParticipants: DEFAULT_CONFERENCE_MAX_PARTICIPANTS,
+    nack: true,
+    cidrs: [],
+    ...over,
+  };
 }

@@ -13,12 +13,15 @@ export const ERRORS = {
   not_found: { status: 404, type: "not_found_error" },
   call_id_unknown: { status: 404, type: "not_found_error" },
   call_ended: { status: 404, type: "not_found_error" },
+  participant_unknown: { status: 404, type: "not_found_error" },
   // Not 421: fetch implementations retry a 421 on a new connection, which replays the nonce.
   wrong_transceiver: { status: 404, type: "not_found_error" },
   // 405
   method_not_allowed: { status: 405, type: "invalid_request_error" },
   // 409
   duplicate_offer: { status: 409, type: "conflict_error" },
+  // the call has CONFERENCE_MAX_PARTICIPANTS participants (its own client included)
+  participant_limit: { status: 409, type: "conflict_error" },
   // 412 / 428
   etag_mismatch: { status: 412, type: "precondition_error" },
   if_match_required: { status: 428, type: "precondition_error" },
@@ -44,6 +47,8 @@ export const ERRORS = {
   at_capacity: { status: 503, type: "unavailable_error" },
   draining: { status: 503, type: "unavailable_error" },
   no_transceiver: { status: 503, type: "unavailable_error" },
+  // GR_BACKBONE_KEYS unset: this transceiver takes part in no conference
+  conference_unavailable: { status: 503, type: "unavailable_error" },
 } as const satisfies Record<string, { status: number; type: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

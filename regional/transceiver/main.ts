@@ -1,7 +1,7 @@
 // Transceiver process: `npx node regional/transceiver/main.ts`. Configuration from the
 // environment (docs/transceiver.md): CLUSTER_ID, TRANSCEIVER_ID, TRANSCEIVER_UDP, TRANSCEIVER_HTTP,
-// BACKEND_URL, TOPOLOGY_FILE, GR_HINT_KEYS, GR_CALL_ID_KEYS, GR_CLUSTER_SECRET, TRANSCEIVER_CAPACITY,
-// REDIS_URL (optional) and the tuning variables. SIGTERM drains, SIGINT stops. The wiring: the
+// BACKEND_URL, TOPOLOGY_FILE, GR_HINT_KEYS, GR_CALL_ID_KEYS, GR_CLUSTER_SECRET, GR_BACKBONE_KEYS
+// (conferences), TRANSCEIVER_CAPACITY, REDIS_URL (optional) and the tuning variables. SIGTERM drains, SIGINT stops. The wiring: the
 // only transceiver file that may import a backend (the in-process echo for BACKEND_URL=internal:echo).
 import { createLogger } from "../common/log.ts";
 import { inProcessEchoBackend } from "../echo-agent/in-process.ts";
@@ -55,6 +55,9 @@ process.stdout.write(
     transceiverId: config.transceiverId,
     udp: t.backbone,
     http: t.httpUrl,
+    conference: t.conferences
+      ? `${t.conferences.socket.address.host}:${t.conferences.socket.address.port}`
+      : null,
     backend: config.backendUrl,
     membership: config.redisUrl ? "redis" : "memory",
   })}\n`,

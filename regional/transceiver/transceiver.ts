@@ -12,6 +12,7 @@ import type { ApiHost } from "./api-host.ts";
 import { type BackendConnector, INTERNAL_ECHO } from "./backend-link.ts";
 import type { CallStatus, EndReason } from "./call-types.ts";
 import { CallTable, type CreateRequest, type CreateResult } from "./calls.ts";
+import { Conferences } from "./conference/conferences.ts";
 import type { TransceiverConfig } from "./config.ts";
 import { type CoarseClock, Mux } from "./core/mux.ts";
 import type { PathLimits } from "./core/paths.ts";
@@ -26,6 +27,7 @@ import type { Call } from "./shell/call.ts";
 import { assertGlueCompatible } from "./shell/werift-glue.ts";
 import { RequestVerifier } from "./signing.ts";
 import { installFastSrtp } from "./srtp/install.ts";
+import { warnAtStart } from "./startup-warnings.ts";
 
 export type { CreateRequest, CreateResult } from "./calls.ts";
 export { redactCallId, regionOf } from "./calls.ts";
@@ -49,6 +51,8 @@ export class Transceiver implements ApiHost {
   #mux!: Mux;
   #server!: Server;
   verifier!: RequestVerifier;
+  /** Conferences (docs/cascade.md); undefined without GR_BACKBONE_KEYS. */
+  conferences: Conferences | undefined;
   readonly setupLimiter: SetupLimiter;
   readonly #membership: MembershipStore | undefined;
   draining = false;
@@ -127,23 +131,10 @@ export class Transceiver implements ApiHost {
       config.socketCount,
       config.connectRelays,
     );
-    const unspecified = (h: string) => h === "0.0.0.0" || h === "::";
-    if (unspecified(config.udp.host) && !config.udpAdvertise) {
-      t.log.warn(
-        "TRANSCEIVER_UDP binds every address: set TRANSCEIVER_UDP_ADVERTISE to the address relays reach",
-      );
-    }
-    if (unspecified(config.http.host) && !config.httpAdvertise) {
-      t.log.warn(
-        "TRANSCEIVER_HTTP binds every address: set TRANSCEIVER_HTTP_ADVERTISE to the URL the gateway reaches",
-      );
-    }
-    const granted = t.#socket.receiveBufferBytes;
-    if (granted < config.socketBufferBytes) {
-      t.log.warn("backbone socket receive buffer is smaller than asked: raise net.core.rmem_max", {
-        askedBytes: config.socketBufferBytes,
-        grantedBytes: granted,
-      });
+    warnAtStart(config, t.log, t.#socket.receiveBufferBytes);
+    if (config.conference) {
+      const ids = { clusterId: config.clusterId, transceiverId: config.transceiverId };
+      t.conferences = await Conferences.open(config.conference, t.metrics, ids, (r, at) => t.create(r, at));
     }
     const m = t.metrics;
     const sock = t.#socket;
@@ -288,6 +279,7 @@ export class Transceiver implements ApiHost {
     this.#server.closeAllConnections?.();
     await new Promise<void>((r) => this.#server.close(() => r()));
     await this.#socket.close();
+    await this.conferences?.close();
   }
 }
 

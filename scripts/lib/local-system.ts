@@ -35,7 +35,8 @@ export interface ClusterPlan {
   gatewayPort: number;
   relayBackbonePort: number;
   relayAdminPort: number;
-  transceivers: { id: number; udpPort: number; httpPort: number }[];
+  /** conferencePort: the transceiver's conference socket (UDP, transceiver to transceiver). */
+  transceivers: { id: number; udpPort: number; httpPort: number; conferencePort: number }[];
 }
 
 export interface LocalPlan {
@@ -81,7 +82,7 @@ export interface LocalSystem {
   dashboardUrl: string | null;
   redisUrl: string | null;
   apiKey: string;
-  secrets: { hintKeys: string; callIdKeys: string; clusterSecret: string };
+  secrets: { hintKeys: string; callIdKeys: string; clusterSecret: string; backboneKeys: string };
   supervisor: Supervisor;
   /** Restarts one component by name (e.g. "pop"), with the same environment. */
   restart(name: string, signal?: NodeJS.Signals): Promise<void>;
@@ -114,8 +115,8 @@ export function fixedPlan(host = "127.0.0.1"): LocalPlan {
         relayBackbonePort: 5101,
         relayAdminPort: 9311,
         transceivers: [
-          { id: 1, udpPort: 6101, httpPort: 7111 },
-          { id: 2, udpPort: 6102, httpPort: 7112 },
+          { id: 1, udpPort: 6101, httpPort: 7111, conferencePort: 6151 },
+          { id: 2, udpPort: 6102, httpPort: 7112, conferencePort: 6152 },
         ],
       },
       {
@@ -129,7 +130,7 @@ export function fixedPlan(host = "127.0.0.1"): LocalPlan {
         gatewayPort: 7201,
         relayBackbonePort: 5201,
         relayAdminPort: 9321,
-        transceivers: [{ id: 1, udpPort: 6201, httpPort: 7211 }],
+        transceivers: [{ id: 1, udpPort: 6201, httpPort: 7211, conferencePort: 6251 }],
       },
     ],
   };
@@ -195,7 +196,12 @@ export async function ephemeralPlan(host: string, perCluster = 1): Promise<Local
     c.relayAdminPort = await next();
     c.transceivers = [];
     for (let id = 1; id <= perCluster; id++)
-      c.transceivers.push({ id, udpPort: await next(), httpPort: await next() });
+      c.transceivers.push({
+        id,
+        udpPort: await next(),
+        httpPort: await next(),
+        conferencePort: await next(),
+      });
   }
   return p;
 }
@@ -258,6 +264,7 @@ export function planPorts(plan: LocalPlan): { tcp: [number, string][]; udp: [num
     for (const t of c.transceivers) {
       tcp.push([t.httpPort, `${c.name} transceiver ${t.id} API`]);
       udp.push([t.udpPort, `${c.name} transceiver ${t.id} (UDP)`]);
+      udp.push([t.conferencePort, `${c.name} transceiver ${t.id} conference (UDP)`]);
     }
   }
   return { tcp, udp };
@@ -304,6 +311,8 @@ export async function startLocalSystem(o: LocalSystemOptions): Promise<LocalSyst
     hintKeys: formatKeyring([{ id: 1, secret: randomBytes(32) }]),
     callIdKeys: formatKeyring([{ id: 1, secret: randomBytes(32) }]),
     clusterSecret: `1:${b64(32)}`,
+    // Conference frames between transceivers (docs/cascade.md): one ring for every transceiver.
+    backboneKeys: formatKeyring([{ id: 1, secret: randomBytes(32) }]),
   };
   const sup = new Supervisor(o.restarts === undefined ? DEFAULT_RESTARTS : o.restarts);
   if (o.onChildLine) sup.onLine = o.onChildLine;
@@ -316,6 +325,7 @@ export async function startLocalSystem(o: LocalSystemOptions): Promise<LocalSyst
     GR_HINT_KEYS: secrets.hintKeys,
     GR_CALL_ID_KEYS: secrets.callIdKeys,
     GR_CLUSTER_SECRET: secrets.clusterSecret,
+    GR_BACKBONE_KEYS: secrets.backboneKeys,
     LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
     ...o.extraEnv,
   };
@@ -368,6 +378,7 @@ export async function startLocalSystem(o: LocalSystemOptions): Promise<LocalSyst
             TRANSCEIVER_ID: String(t.id),
             TRANSCEIVER_UDP: `${h}:${t.udpPort}`,
             TRANSCEIVER_HTTP: `${h}:${t.httpPort}`,
+            TRANSCEIVER_CONFERENCE_PORT: String(t.conferencePort),
             BACKEND_URL: o.backendUrl ?? `ws://${h}:${plan.echoPort}`,
             TRANSCEIVER_CAPACITY: "150",
           },

@@ -8,7 +8,8 @@ import { mintCallId } from "../../shared/callid/callid.ts";
 import type { Keyring } from "../../shared/keys.ts";
 import type { FakeAnswer, FakeCluster } from "./fake-cluster.ts";
 
-export type LegMode = "ok" | "full" | "error" | "bad-offer";
+/** "bad-answer": a 201 the edge cannot read (the leg may exist there all the same). */
+export type LegMode = "ok" | "full" | "error" | "bad-offer" | "bad-answer";
 
 interface Participant {
   participantId: string;
@@ -26,6 +27,8 @@ export class FakeConference {
   limit = 8;
   /** Admits, but answers without the hub (a contract break the edge must survive). */
   admitWithoutHub = false;
+  /** Refuses admits with 503 draining and a Retry-After (a hub on its way out). */
+  admitDraining = false;
   readonly ended = new Set<string>();
   readonly rosters = new Map<string, Participant[]>();
   readonly #f: FakeCluster;
@@ -42,6 +45,7 @@ export class FakeConference {
     this.legMode = "ok";
     this.limit = 8;
     this.admitWithoutHub = false;
+    this.admitDraining = false;
   }
 
   #route(method: string, path: string, body: string): FakeAnswer | undefined {
@@ -57,6 +61,8 @@ export class FakeConference {
     if (pid === undefined) {
       if (method === "GET") return { status: 200, body: { participants: roster } };
       if (method !== "POST") return err(405, "invalid_request_error", "method_not_allowed");
+      if (this.admitDraining)
+        return { ...err(503, "unavailable_error", "draining"), headers: { "retry-after": "7" } };
       if (roster.length + 1 >= this.limit) return err(409, "conflict_error", "participant_limit");
       const slot = this.#nextSlot.get(callId) ?? 2;
       this.#nextSlot.set(callId, slot + 1);
@@ -87,6 +93,7 @@ export class FakeConference {
       return { ...err(503, "unavailable_error", "at_capacity"), headers: { "retry-after": "2" } };
     if (this.legMode === "error") return err(500, "server_error", "internal");
     if (this.legMode === "bad-offer") return err(422, "invalid_request_error", "no_acceptable_codec");
+    if (this.legMode === "bad-answer") return { status: 201, body: { sdp: "v=0\r\n" } };
     const req = JSON.parse(body) as { sdp: string };
     const legId = mintCallId(this.#f.id, 7, randomBytes(15), nodeMac(this.#ring));
     const etag = randomBytes(6).toString("hex");

@@ -159,6 +159,19 @@ describe("join API at the edge (fake cluster)", () => {
     expect(legs).toEqual([]);
   });
 
+  it("passes the owner's 503 on with its Retry-After and creates no leg", async () => {
+    const e = await edge();
+    const callId = await callFrom(e, "frankfurt");
+    conference("fra").admitDraining = true;
+    const m = marks();
+    const res = await join(e, callId, "sydney");
+    expect(res.status).toBe(503);
+    expect(await codeOf(res)).toBe("draining");
+    expect(res.headers.get("retry-after")).toBe("7");
+    expect(res.headers.get("x-relay-cluster")).toBe("fra");
+    expect([...since(m).values()].flat().filter((r) => r.path === "/v1/legs")).toEqual([]);
+  });
+
   it("answers 404 call_ended for an ended call, 404 call_not_found for a malformed or forged id", async () => {
     const e = await edge();
     const callId = await callFrom(e, "frankfurt");
@@ -212,6 +225,21 @@ describe("join API at the edge (fake cluster)", () => {
     expect(fra[1]!.path).toMatch(new RegExp(`^/v1/calls/${callId}/participants/prt_[A-Za-z0-9_-]{16}$`));
     expect(fra[1]!.signature).toBe("ok");
     // The one admitted is the one released.
+    expect(conference("fra").rosters.get(callId)).toEqual([]);
+  });
+
+  it("does not fail a leg over after an unreadable 201 (two legs for one participant): 502, released", async () => {
+    const e = await edge();
+    const callId = await callFrom(e, "frankfurt");
+    for (const c of conferences.values()) c.legMode = "bad-answer";
+    const m = marks();
+    const res = await join(e, callId, "sydney");
+    expect(res.status).toBe(502);
+    expect(await codeOf(res)).toBe("cluster_bad_answer");
+    const got = since(m);
+    const legs = [...got.values()].flat().filter((r) => r.path === "/v1/legs");
+    expect(legs).toHaveLength(1);
+    expect(routes(got.get("fra")).map((r) => r.split(" ")[0])).toEqual(["POST", "DELETE"]);
     expect(conference("fra").rosters.get(callId)).toEqual([]);
   });
 

@@ -112,12 +112,13 @@ describe("the bridge with batches", () => {
   });
 
   function open(url: string) {
-    const audio: { seq: number; payload: Buffer }[] = [];
+    const audio: { seq: number; slot: number; payload: Buffer }[] = [];
     const errors: BridgeErrorReason[] = [];
     const b = new BackendBridge(
       { url, headers: {}, queueBytes: 256 * 1024, connectTimeoutMs: 2000 },
       {
-        onAudio: (h, p) => audio.push({ seq: h.sequenceNumber, payload: Buffer.from(p) }),
+        onAudio: (h, p) =>
+          audio.push({ seq: h.sequenceNumber, slot: h.participant ?? 0, payload: Buffer.from(p) }),
         onEvent: () => {},
         onDrop: () => {},
         onError: (r) => errors.push(r),
@@ -163,6 +164,23 @@ describe("the bridge with batches", () => {
     expect(audio.every((a, i) => a.payload.length === 60 + (i % 10) && a.payload[0] === i)).toBe(true);
     expect(agent.framesEchoed).toBe(50);
     expect(errors).toEqual([]);
+  });
+
+  it("echoes each frame with its participant slot and counts frames per slot (batched or not)", async () => {
+    for (const audioBatch of [true, false]) {
+      const agent: EchoAgent = await startEchoAgent({ audioBatch });
+      cleanup.push(() => agent.close());
+      const { b, audio } = open(agent.url);
+      await until(() => b.state === "open", 'b.state === "open"');
+      for (let i = 0; i < 9; i++) b.sendAudio({ ...frame(i), participant: 1 + (i % 3) }, Buffer.alloc(10, i));
+      await until(() => audio.length === 9, "audio.length === 9");
+      expect(audio.map((a) => a.slot)).toEqual([1, 2, 3, 1, 2, 3, 1, 2, 3]);
+      expect(agent.framesBySlot()).toEqual({ 1: 3, 2: 3, 3: 3 });
+      const st = (await (await fetch(`${agent.url.replace("ws:", "http:")}/status`)).json()) as {
+        framesBySlot: Record<string, number>;
+      };
+      expect(st.framesBySlot).toEqual({ 1: 3, 2: 3, 3: 3 });
+    }
   });
 
   it("batches per turn: ten frames in one turn are one message, an event after them comes after", async () => {

@@ -107,6 +107,53 @@ describe("configuration", () => {
     expect(c.backendUrl).toBe("ws://127.0.0.1:8090");
   });
 
+  it("conferences: off without GR_BACKBONE_KEYS, read and validated with it", () => {
+    expect(loadConfig(env()).conference).toBeUndefined();
+    const backbone = formatKeyring([{ id: 3, secret: new Uint8Array(randomBytes(32)) }]);
+    const c = loadConfig(
+      env({
+        TRANSCEIVER_UDP: "127.0.0.1:6101",
+        GR_BACKBONE_KEYS: backbone,
+        TRANSCEIVER_CONFERENCE_PORT: "6151",
+        TRANSCEIVER_CONFERENCE_ADDR: "10.0.0.5:6151",
+      }),
+    ).conference!;
+    expect(c.bind).toEqual({ host: "127.0.0.1", port: 6151, ipv6: false });
+    expect(c.advertise).toEqual({ host: "10.0.0.5", port: 6151, ipv6: false });
+    expect(c.keys.active.id).toBe(3);
+    expect(c.maxParticipants).toBe(8);
+    expect(c.nack).toBe(true);
+    expect(c.cidrs.length).toBe(1);
+    const problems = (over: Record<string, string>): string[] => {
+      try {
+        loadConfig(env(over));
+        return [];
+      } catch (e) {
+        return (e as ConfigError).problems;
+      }
+    };
+    expect(problems({ GR_BACKBONE_KEYS: `16:${randomBytes(32).toString("base64")}` })).toEqual([
+      expect.stringMatching(/^GR_BACKBONE_KEYS\[0\]: key id 16 is over the maximum 15/),
+    ]);
+    expect(
+      problems({
+        GR_BACKBONE_KEYS: backbone,
+        CONFERENCE_MAX_PARTICIPANTS: "1",
+        CONFERENCE_NACK: "yes",
+        TRANSCEIVER_CONFERENCE_PORT: "70000",
+        TRANSCEIVER_CONFERENCE_ADDR: "0.0.0.0:1",
+      }).map((p) => p.split(":")[0]),
+    ).toEqual([
+      "TRANSCEIVER_CONFERENCE_PORT",
+      "CONFERENCE_MAX_PARTICIPANTS",
+      "CONFERENCE_NACK",
+      "TRANSCEIVER_CONFERENCE_ADDR",
+    ]);
+    expect(problems({ TRANSCEIVER_CONFERENCE_ADDR: "10.0.0.5:1" })).toEqual([
+      expect.stringMatching(/^TRANSCEIVER_CONFERENCE_ADDR: conferences need GR_BACKBONE_KEYS/),
+    ]);
+  });
+
   it("reports every problem at once, naming the variable and never the secret", () => {
     const secret = "c2hvcnQ=";
     try {

@@ -120,6 +120,25 @@ describe("gateway routes the join API (signed transceiver stand-ins)", () => {
     g.moved.delete(id);
   });
 
+  it("finds a moved call by the sibling's participant_unknown: not call_ended", async () => {
+    const id = callOn(1);
+    s2.answers.set(`DELETE /v1/calls/${id}/participants/${PID}`, {
+      status: 404,
+      body: { error: { type: "not_found_error", code: "participant_unknown", message: "no" } },
+    });
+    g.lost(g.members.get(1)!, new Error("refused"));
+    try {
+      const r = await call("DELETE", `/v1/calls/${id}/participants/${PID}`);
+      expect(r.status).toBe(404);
+      expect(await codeOf(r)).toBe("participant_unknown");
+      expect(g.moved.get(id)).toBe(2);
+    } finally {
+      g.moved.delete(id);
+      await g.poll();
+    }
+    expect(g.members.get(1)!.healthy).toBe(true);
+  });
+
   it("refuses a malformed call id and unsigned requests before any transceiver hears of them", async () => {
     const before = s1.requests.length + s2.requests.length;
     const bad = await call("POST", "/v1/calls/rtc_short/participants", {});

@@ -129,6 +129,18 @@ describe("jitter buffer", () => {
     expect(j.pop(6040)).toBe("frame");
   });
 
+  it("after a seq jump past the window plays the new frame next, not a run of missing ones", () => {
+    const j = new JitterBuffer();
+    for (const s of [100, 101, 102]) j.push(s, 1, 0, P, 0);
+    expect(j.pop(40)).toBe("frame");
+    // 101 and 102 still held, then the source's seq jumps by 38 (still the same stream).
+    j.push(140, 1, 0, P, 45);
+    expect(j.pop(60)).toBe("frame");
+    expect(j.counters).toMatchObject({ missing: 0, overflow: 2, resets: 0 });
+    j.push(141, 1, 0, P, 65);
+    expect(j.pop(80)).toBe("frame");
+  });
+
   it("trims a burst back down to TRIM_ABOVE frames, one extra frame per pop", () => {
     const j = new JitterBuffer();
     for (let s = 0; s < 14; s++) j.push(s, 1, 0, P, 0);

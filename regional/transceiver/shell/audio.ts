@@ -8,6 +8,7 @@ import {
   type AudioFrameHeader,
   codecOfMime,
   newAudioFrameHeader,
+  OWNER_SLOT,
 } from "../backend-protocol.ts";
 
 const noop = (): void => {};
@@ -21,8 +22,10 @@ export class CallAudio {
   /** The negotiated audio direction lets us send (false for a sendonly client, e.g. WHIP). */
   #clientReceives = true;
 
-  constructor(t: RTCRtpTransceiver) {
+  /** `slot`: the participant slot the client's frames are labelled with (byte 3). */
+  constructor(t: RTCRtpTransceiver, slot = OWNER_SLOT) {
     this.#t = t;
+    this.#frame.participant = slot;
   }
 
   /** Reads the negotiated codecs after the answer; false when no audio codec is in common. */
@@ -62,7 +65,7 @@ export class CallAudio {
   }
 
   /** Sends a backend frame to the client; "codec_mismatch" when it is not the send codec. */
-  toClient(h: AudioFrameHeader, payload: Buffer): "sent" | "not_receiving" | "codec_mismatch" {
+  toClient(h: AudioFrameHeader, payload: Uint8Array): "sent" | "not_receiving" | "codec_mismatch" {
     // A client that only sends (a WHIP publisher) gets no RTP: werift would send it regardless.
     if (!this.#clientReceives) return "not_receiving";
     if (h.codec !== this.#sendCodec) return "codec_mismatch";
@@ -72,7 +75,10 @@ export class CallAudio {
       timestamp: h.timestamp,
       marker: (h.flags & AudioFlags.marker) !== 0,
     });
-    this.#t.sender.sendRtp(new RtpPacket(header, payload)).catch(noop);
+    const b = Buffer.isBuffer(payload)
+      ? payload
+      : Buffer.from(payload.buffer, payload.byteOffset, payload.length);
+    this.#t.sender.sendRtp(new RtpPacket(header, b)).catch(noop);
     return "sent";
   }
 }

@@ -1,10 +1,17 @@
 // A session's backend link: opened through the injected connector, its events wired to the
 // client channel and the session's end, and the session.started event that opens the protocol
 // (docs/backend-protocol.md).
-import type { BackendConnector, BackendLink, BridgeErrorReason } from "../backend-link.ts";
+import {
+  type BackendConnector,
+  type BackendLink,
+  type BridgeErrorReason,
+  isLinkEndReason,
+} from "../backend-link.ts";
 import { type AudioFrameHeader, BridgeEvent, ClientNotice } from "../backend-protocol.ts";
 import type { EndReason } from "../call-types.ts";
 import type { TransceiverMetrics } from "../metrics.ts";
+import type { CallAudio } from "./audio.ts";
+import type { CallDeps, CallInit } from "./call-deps.ts";
 import type { ClientEvents } from "./client-events.ts";
 
 export interface BackendHost {
@@ -15,15 +22,43 @@ export interface BackendHost {
   end(reason: EndReason): void;
 }
 
+/** Opens the call's link (its own connector, e.g. a leg's uplink, or the transceiver's) and says session.started. */
+export function startBackend(
+  d: CallDeps,
+  host: BackendHost,
+  events: ClientEvents,
+  audio: CallAudio,
+  init: CallInit,
+): BackendLink {
+  const ids = { clusterId: d.config.clusterId, transceiverId: d.config.transceiverId };
+  const media = { codec: audio.sendCodec, opusFec: init.offer.opusFec };
+  const link = openBackend(init.backend ?? d.backend, ids, media, host, events, d.metrics);
+  link.sendEvent(
+    startedEvent({
+      callId: host.callId,
+      ...ids,
+      codec: audio.sendCodec,
+      codecName: audio.codecName,
+      opusFec: init.offer.opusFec,
+      client: init.client,
+      sessionConfig: init.sessionConfig,
+      dataChannel: init.offer.hasDataChannel,
+      resumed: init.resumed === true,
+    }),
+  );
+  return link;
+}
+
 export function openBackend(
   connector: BackendConnector,
   ids: { clusterId: number; transceiverId: number },
+  media: { codec: number; opusFec: boolean },
   host: BackendHost,
   events: ClientEvents,
   m: TransceiverMetrics,
 ): BackendLink {
   const link: BackendLink = connector.open(
-    { callId: host.callId, ...ids },
+    { callId: host.callId, ...ids, ...media },
     {
       onAudio: (h, payload) => host.onAudio(h, payload),
       onEvent: (text) => events.send(text),
@@ -32,8 +67,13 @@ export function openBackend(
         events.noticeDropped(host.now(), link.droppedToBackend);
       },
       onError: (reason: BridgeErrorReason) => m.backendError(reason),
-      onClose: (code) => {
+      onClose: (code, reason) => {
         if (host.ended()) return;
+        // A conference uplink names the leg's end itself (docs/cascade.md).
+        if (isLinkEndReason(reason)) {
+          host.end(reason);
+          return;
+        }
         const never = link.framesFromBackend === 0 && code === 1006;
         events.send(
           JSON.stringify({

@@ -37,4 +37,6 @@ export interface CallInit {
   receivedAt: number;
   /** The call was resumed here after its transceiver failed (told to the backend). */
   resumed?: boolean;
+  /** This call's own backend (a leg's conference uplink); default: the transceiver's. */
+  backend?: BackendConnector;
 }

@@ -15,9 +15,10 @@ import { DEFAULT_PATH_LIMITS, PathBook } from "../core/paths.ts";
 import { ApiError } from "../errors.ts";
 import type { RegionHandles } from "../metrics.ts";
 import { CallAudio } from "./audio.ts";
-import { openBackend, startedEvent } from "./call-backend.ts";
+import { startBackend } from "./call-backend.ts";
 import type { CallDeps, CallInit } from "./call-deps.ts";
 import { CallPaths } from "./call-paths.ts";
+import type { CallTap } from "./call-tap.ts";
 import { type CallListener, ClientEvents } from "./client-events.ts";
 import { closePeer } from "./dtls-close.ts";
 import { Negotiation } from "./negotiation.ts";
@@ -44,6 +45,8 @@ export class Call {
   readonly #audio: CallAudio;
   readonly #neg: Negotiation;
   #bridge!: BackendLink;
+  /** The call's conference (call-tap.ts), if any: the hub side of an owner's call, or a leg's. */
+  tap: CallTap | undefined;
   state: CallState = "connecting";
   endReason: EndReason | undefined;
   readonly paths: CallPaths;
@@ -159,29 +162,14 @@ export class Call {
   }
 
   #startBackend(): void {
-    const d = this.#d;
-    const ids = { clusterId: d.config.clusterId, transceiverId: d.config.transceiverId };
     const host = {
       callId: this.callId,
       ended: () => this.state === "ended",
-      now: () => d.mux.clock.now,
+      now: () => this.#d.mux.clock.now,
       onAudio: (h: AudioFrameHeader, payload: Buffer) => this.#onBackendAudio(h, payload),
       end: (r: EndReason) => this.end(r),
     };
-    this.#bridge = openBackend(d.backend, ids, host, this.#events, d.metrics);
-    this.#bridge.sendEvent(
-      startedEvent({
-        callId: this.callId,
-        ...ids,
-        codec: this.#audio.sendCodec,
-        codecName: this.#audio.codecName,
-        opusFec: this.#init.offer.opusFec,
-        client: this.#init.client,
-        sessionConfig: this.#init.sessionConfig,
-        dataChannel: this.#init.offer.hasDataChannel,
-        resumed: this.#init.resumed === true,
-      }),
-    );
+    this.#bridge = startBackend(this.#d, host, this.#events, this.#audio, this.#init);
   }
 
   #onClientAudio(rtp: RtpPacket): void {
@@ -193,11 +181,28 @@ export class Call {
     }
     this.#timings.firstAudio();
     this.#bridge.sendAudio(f, rtp.payload);
+    this.tap?.clientAudio?.(f, rtp.payload);
   }
 
   #onBackendAudio(h: AudioFrameHeader, payload: Buffer): void {
+    if (this.state === "ended" || this.tap?.backendAudio?.(h, payload)) return;
+    this.playToClient(h, payload);
+  }
+
+  /** A frame for the client (the backend's, or a conference mixer's output). */
+  playToClient(h: AudioFrameHeader, payload: Uint8Array): void {
     if (this.state === "ended") return;
     if (this.#audio.toClient(h, payload) === "codec_mismatch") this.#d.metrics.backendError("codec_mismatch");
+  }
+
+  /** A frame for the backend on this call's link (a joiner's audio, labelled with its slot). */
+  sendToBackend(h: AudioFrameHeader, payload: Uint8Array): void {
+    if (this.state !== "ended") this.#bridge.sendAudio(h, payload);
+  }
+
+  /** The codec the client receives and whether it offered Opus in-band FEC (a mixer encodes so). */
+  get media(): { codec: number; opusFec: boolean } {
+    return { codec: this.#audio.sendCodec, opusFec: this.#init.offer.opusFec };
   }
 
   /** An event for the client from the transceiver itself (data channel, signalling WebSocket). */
@@ -254,9 +259,11 @@ export class Call {
     this.state = "ended";
     this.endReason = reason;
     this.endedAt = Date.now();
-    this.#release();
+    this.#neg.release();
+    this.paths.stop();
     this.#bridge?.close(JSON.stringify({ type: BridgeEvent.ended, call_id: this.callId, reason }));
     this.#events.ended(reason);
+    this.tap?.ended(reason);
     // Close the peer connection first: its goodbyes (SCTP ABORT, DTLS close_notify) still need
     // the paths. Then tell the relays to drop the flows, current address first.
     this.closed = closePeer(this.pc)
@@ -266,15 +273,11 @@ export class Call {
     this.#d.onEnded(this);
   }
 
-  #release(): void {
-    this.#neg.release();
-    this.paths.stop();
-  }
-
   /** Undo a failed create: nothing was announced yet. */
   #discard(): void {
     this.state = "ended";
-    this.#release();
+    this.#neg.release();
+    this.paths.stop();
     this.#bridge?.close();
     void this.pc.close().catch(noop);
   }
@@ -291,6 +294,7 @@ export class Call {
       rtt: this.#neg.attachment?.selectedRtt(),
       bridge: this.#bridge,
       droppedToClient: this.#events.dropped,
+      conference: this.tap?.status() ?? null,
     });
   }
 }

@@ -26,6 +26,7 @@ export interface StatusParts {
   rtt: number | undefined;
   bridge: BackendLink | undefined;
   droppedToClient: number;
+  conference: Record<string, unknown> | null;
 }
 
 export function callStatus(p: StatusParts): CallStatus {
@@ -57,5 +58,6 @@ export function callStatus(p: StatusParts): CallStatus {
     },
     endReason: s.endReason ?? null,
     endedAt: s.endedAt > 0 ? new Date(s.endedAt).toISOString() : null,
+    conference: p.conference,
   };
 }

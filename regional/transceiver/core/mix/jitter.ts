@@ -183,6 +183,8 @@ export class JitterBuffer {
   }
 
   // Moves the window so that `seq` is its newest slot; frames falling out are dropped unplayed.
+  // When none is left (a jump, not a burst), playout goes on at `seq`: the seqs skipped can never
+  // arrive in time, and playing them as missing would be up to 15 frames of concealment.
   #slide(seq: number): void {
     const first = (seq - JITTER_FRAMES + 1) & 0xffff;
     for (let i = 0; i < JITTER_FRAMES; i++) {
@@ -193,6 +195,6 @@ export class JitterBuffer {
         this.counters.overflow++;
       }
     }
-    this.#next = first;
+    this.#next = this.#count === 0 ? seq : first;
   }
 }

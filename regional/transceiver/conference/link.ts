@@ -1,0 +1,191 @@
+// One conference's frames to and from one remote transceiver (the hub's view of a leaf, or a
+// leaf's view of its hub): the address frames go to, our counter, the replay window of theirs,
+// the history of the media we sent (answering NACKs, at most twice per frame) and a gap tracker
+// per source stream they send us (a NACK at once on the packet that reveals a gap, retries on
+// the tick). Liveness: when we last heard from them.
+import {
+  CONFERENCE_HEADER_BYTES,
+  CONFERENCE_MAX_PAYLOAD,
+  type ConferenceHeader,
+  ConferenceKind,
+  newConferenceHeader,
+} from "../../../shared/conference/frame.ts";
+import {
+  decodeNack,
+  encodeNack,
+  NACK_MAX_ENTRIES,
+  newNackEntries,
+} from "../../../shared/conference/payloads.ts";
+import { GapTracker, nackSeqs, type PacketVerdict, SendHistory } from "../../../shared/conference/repair.ts";
+import { ReplayWindow } from "../../../shared/conference/replay.ts";
+import type { HostPort } from "../../../shared/topology/address.ts";
+import {
+  AUDIO_FRAME_HEADER_BYTES,
+  type AudioFrameHeader,
+  writeAudioFrameHeader,
+} from "../backend-protocol.ts";
+import type { ConferenceSocket } from "./socket.ts";
+
+/** Media bytes kept per frame for repair (an Opus voice frame is 60-200 bytes; larger ones are not kept). */
+const HISTORY_FRAME_BYTES = 512;
+/** Source streams tracked per link (a conference has at most 64 participants and the backend). */
+const MAX_TRACKED_SOURCES = 66;
+
+// Scratch shared by every link: the socket's callbacks and ticks never re-enter.
+const entries = newNackEntries();
+const seqs = new Uint16Array(17);
+
+export class ConferenceLink {
+  readonly #sock: ConferenceSocket;
+  readonly #h: ConferenceHeader = newConferenceHeader();
+  readonly #nack: boolean;
+  // Per source: its tracker and how much of its `lost` the metrics have counted.
+  readonly #gaps = new Map<number, { g: GapTracker; counted: number }>();
+  readonly window = new ReplayWindow();
+  readonly history = new SendHistory(128, HISTORY_FRAME_BYTES);
+  /** Where frames go: the address in the leaf's hello (hub side) or the hub's (leaf side). */
+  to: HostPort | undefined;
+  lastHeardAt: number;
+  lastSentAt = 0;
+  // Our counter towards them: from 0, +1 per frame, retransmissions included (their replay window).
+  #next = 0;
+
+  /** Their slot: the destination of our control frames (0 = the hub). */
+  readonly remote: number;
+
+  /** `self`: our slot in the source field of control frames (0 = the hub); `remote`: theirs. */
+  constructor(
+    sock: ConferenceSocket,
+    conf: { hi: number; lo: number },
+    self: number,
+    remote: number,
+    now: number,
+  ) {
+    this.#sock = sock;
+    this.remote = remote;
+    this.#nack = sock.config.nack;
+    const h = this.#h;
+    h.conferenceHi = conf.hi;
+    h.conferenceLo = conf.lo;
+    h.sourceSlot = self;
+    this.lastHeardAt = now;
+  }
+
+  #send(kind: number, source: number, dest: number, buf: Buffer, now: number): void {
+    const to = this.to;
+    if (to === undefined) return;
+    const h = this.#h;
+    const self = h.sourceSlot;
+    h.kind = kind;
+    h.sourceSlot = source;
+    h.destinationSlot = dest;
+    h.counter = this.#next;
+    this.#next = (this.#next + 1) >>> 0;
+    this.#sock.send(h, null, to, buf);
+    h.sourceSlot = self;
+    this.lastSentAt = now;
+  }
+
+  /** A media frame: `h` (relabelled with `source`) and its payload, kept for NACKs. */
+  media(source: number, dest: number, a: AudioFrameHeader, payload: Uint8Array, now: number): void {
+    if (this.to === undefined) return;
+    const at = CONFERENCE_HEADER_BYTES;
+    const len = AUDIO_FRAME_HEADER_BYTES + payload.length;
+    if (len > CONFERENCE_MAX_PAYLOAD) return;
+    const buf = this.#sock.frameBuffer(len);
+    const label = a.participant;
+    a.participant = source;
+    writeAudioFrameHeader(buf, a, at);
+    a.participant = label;
+    buf.set(payload, at + AUDIO_FRAME_HEADER_BYTES);
+    this.#h.payloadLength = len;
+    this.history.record(source, dest, a.sequenceNumber, buf, at, len);
+    this.#send(ConferenceKind.media, source, dest, buf, now);
+  }
+
+  /** A control frame from us; `write` puts the payload at buf[20..] and returns its length. */
+  control(kind: number, now: number, write?: (buf: Buffer, off: number) => number): void {
+    if (this.to === undefined) return;
+    const buf = this.#sock.frameBuffer();
+    const len = write ? write(buf, CONFERENCE_HEADER_BYTES) : 0;
+    if (len < 0) return;
+    this.#h.payloadLength = len;
+    this.#send(kind, this.#h.sourceSlot, this.remote, buf, now);
+  }
+
+  /** Their NACK: every seq named that we still hold (and have budget for) goes out again. */
+  onNack(buf: Buffer, len: number, now: number): void {
+    const m = this.#sock.metrics;
+    m.in.nacks.inc();
+    const n = decodeNack(buf, CONFERENCE_HEADER_BYTES, len, entries);
+    for (let e = 0; e < n; e++) {
+      const entry = entries[e]!;
+      const k = nackSeqs(entry, seqs);
+      for (let s = 0; s < k; s++) {
+        const i = this.history.retransmit(entry.sourceSlot, seqs[s]!);
+        if (i < 0) {
+          m.out.lost.inc();
+          continue;
+        }
+        const out = this.#sock.frameBuffer();
+        const plen = this.history.copyPayload(i, out, CONFERENCE_HEADER_BYTES);
+        if (plen < 0) continue;
+        this.#h.payloadLength = plen;
+        this.#send(ConferenceKind.media, entry.sourceSlot, this.history.destinationOf(i), out, now);
+        m.out.repaired.inc();
+      }
+    }
+  }
+
+  /** Their media frame of `source` with `seq`: "duplicate" frames are to be dropped. */
+  onMedia(source: number, seq: number, now: number): PacketVerdict | "untracked" {
+    let t = this.#gaps.get(source);
+    if (t === undefined) {
+      if (this.#gaps.size >= MAX_TRACKED_SOURCES) return "untracked";
+      t = { g: new GapTracker(source, this.#nack), counted: 0 };
+      this.#gaps.set(source, t);
+    }
+    const v = t.g.onPacket(seq, now);
+    if (v === "repaired") this.#sock.metrics.in.repaired.inc();
+    this.#countLost(t);
+    if (t.g.missing > 0) this.nacks(now);
+    return v;
+  }
+
+  #countLost(t: { g: GapTracker; counted: number }): void {
+    if (t.g.lost === t.counted) return;
+    this.#sock.metrics.in.lost.inc(t.g.lost - t.counted);
+    t.counted = t.g.lost;
+  }
+
+  /** A source stream of theirs ended (its participant left): forget its gaps. */
+  forget(source: number): void {
+    this.#gaps.delete(source);
+  }
+
+  /** Sends the NACK entries due now (the first at once, retries as the trackers say). */
+  nacks(now: number): void {
+    let n = 0;
+    for (const t of this.#gaps.values()) {
+      if (t.g.missing === 0 || n >= NACK_MAX_ENTRIES) continue;
+      n = t.g.due(now, entries, n);
+      this.#countLost(t);
+    }
+    if (n === 0) return;
+    this.#sock.metrics.out.nacks.inc();
+    this.control(ConferenceKind.nack, now, (buf, off) => encodeNack(buf, off, entries, n));
+  }
+
+  /** Repair counters of what they send us, per source slot. */
+  repairStats(): Record<string, { received: number; lost: number; repaired: number; duplicates: number }> {
+    const out: Record<string, { received: number; lost: number; repaired: number; duplicates: number }> = {};
+    for (const [slot, { g }] of this.#gaps)
+      out[String(slot)] = {
+        received: g.received,
+        lost: g.lost,
+        repaired: g.repaired,
+        duplicates: g.duplicates,
+      };
+    return out;
+  }
+}

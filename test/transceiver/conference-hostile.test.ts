@@ -1,0 +1,150 @@
+// Hostile datagrams at a hub's conference socket, during a live conference of real werift
+// clients: garbage, a forged MAC, an unknown key, an unknown conference, an unknown participant,
+// a replayed counter, a hello naming an address outside the backbone. Each is dropped and counted
+// by reason; the call and its leg go on. Then the hub dies: the leg ends (hub_lost).
+
+import { randomBytes } from "node:crypto";
+import { createSocket } from "node:dgram";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { nodeMac } from "../../regional/common/hmac.ts";
+import {
+  ConferenceKind,
+  encodeConferenceFrame,
+  newConferenceHeader,
+  parseConferenceIdHex,
+} from "../../shared/conference/frame.ts";
+import { encodeHello } from "../../shared/conference/payloads.ts";
+import { parseCidr } from "../../shared/topology/address.ts";
+import type { TestClient } from "./helpers/client.ts";
+import {
+  type Admission,
+  backboneKeys,
+  eventsOf,
+  join,
+  sendTone,
+  startConferenceHarness,
+} from "./helpers/conference.ts";
+import type { Harness } from "./helpers/harness.ts";
+import { until } from "./helpers/harness.ts";
+
+const keys = backboneKeys();
+let hub: Harness;
+let legSide: Harness;
+let owner: TestClient;
+let callId: string;
+let j: Awaited<ReturnType<typeof join>>;
+const sock = createSocket("udp4");
+
+beforeAll(async () => {
+  const cidr = parseCidr("127.0.0.0/8");
+  if (typeof cidr === "string") throw new Error(cidr);
+  hub = await startConferenceHarness(1, keys, { cidrs: [cidr] });
+  legSide = await startConferenceHarness(2, keys);
+  ({ client: owner, callId } = await hub.connectClient({ codecs: "opus" }));
+  j = await join(hub, legSide, callId);
+  await until(() => eventsOf(owner, "participant.joined").length === 1, "joined");
+});
+afterAll(async () => {
+  sock.close();
+  await legSide?.close();
+  await hub?.close();
+});
+
+function frame(
+  a: Admission,
+  o: { kind?: number; slot?: number; counter?: number; conf?: string },
+  payload = new Uint8Array(0),
+  ring = keys,
+) {
+  const h = newConferenceHeader();
+  parseConferenceIdHex(o.conf ?? a.conferenceId, h);
+  h.kind = o.kind ?? ConferenceKind.keepalive;
+  h.keyId = ring.active.id;
+  h.sourceSlot = o.slot ?? a.slot;
+  h.destinationSlot = 0;
+  h.counter = o.counter ?? 1;
+  const buf = new Uint8Array(2000);
+  const end = encodeConferenceFrame(buf, 0, h, payload, nodeMac(ring));
+  if (end < 0) throw new Error("encode");
+  return buf.subarray(0, end);
+}
+
+const send = (b: Uint8Array) => {
+  const at = hub.t.conferences!.socket.address;
+  sock.send(b, at.port, at.host);
+};
+
+function drops(): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const m of hub.t.metrics
+    .render()
+    .matchAll(/gr_transceiver_conference_drops_total\{cluster="1",reason="(\w+)"\} (\d+)/g))
+    out[m[1]!] = Number(m[2]);
+  return out;
+}
+
+describe("hostile conference datagrams", () => {
+  it("drops each and counts it by reason; the conference goes on", async () => {
+    const a = j.admission;
+    const forger = backboneKeys();
+    send(randomBytes(5));
+    send(randomBytes(200));
+    send(frame(a, {}, new Uint8Array(0), forger)); // same key id, another secret
+    const otherKey = frame(a, {});
+    otherKey[3] = 7; // a key id the ring does not hold
+    send(otherKey);
+    send(frame(a, { conf: "0123456789abcdef" }));
+    send(frame(a, { slot: 77 }));
+    send(frame(a, { counter: 0 })); // the leg's hello used counter 0: a replay
+    const hello = new Uint8Array(64);
+    const n = encodeHello(hello, 0, {
+      participantId: a.participantId,
+      clusterId: 9,
+      transceiverId: 9,
+      ipv6: false,
+      port: 9,
+      ip: Uint8Array.of(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 1),
+    });
+    send(frame(a, { kind: ConferenceKind.hello, counter: 1_000_000 }, hello.subarray(0, n)));
+    const want = [
+      "bad_mac",
+      "unknown_key",
+      "unknown_conference",
+      "unknown_participant",
+      "replay",
+      "bad_address",
+    ];
+    const d = await until(
+      () => {
+        const x = drops();
+        return want.every((r) => (x[r] ?? 0) >= 1) && (x.truncated ?? 0) + (x.bad_magic ?? 0) >= 2
+          ? x
+          : undefined;
+      },
+      () => `every drop reason; have ${JSON.stringify(drops())}`,
+    );
+    expect(want.filter((r) => !((d[r] ?? 0) >= 1))).toEqual([]);
+    // Untouched: the leg stays where its own hello said, and both directions still carry audio.
+    const list = (await (await hub.call("GET", `/v1/calls/${callId}/participants`)).json()) as {
+      participants: { state: string; address: string | null; leg: unknown }[];
+    };
+    expect(list.participants[1]).toMatchObject({
+      state: "connected",
+      leg: { clusterId: 2, transceiverId: 1 },
+    });
+    expect(list.participants[1]!.address).toBe(`127.0.0.1:${legSide.t.conferences!.socket.address.port}`);
+    const from = j.client.received.length;
+    await sendTone(owner, 440, 40);
+    await until(() => j.client.received.length - from >= 20, "the leg still hears the owner");
+  });
+
+  it("the hub dying ends the leg (hub_lost) after 3 s of silence", async () => {
+    await hub.t.conferences!.socket.close();
+    await until(async () => {
+      const s = (await (await legSide.call("GET", `/v1/calls/${j.legId}`)).json()) as { state: string };
+      return s.state === "ended";
+    }, "the leg ended");
+    const s = (await (await legSide.call("GET", `/v1/calls/${j.legId}`)).json()) as { endReason: string };
+    expect(s.endReason).toBe("hub_lost");
+  });
+});

@@ -1,0 +1,100 @@
+// Conference tests: transceivers with a conference socket and one backbone keyring, a joiner's
+// leg created the way the edge does (admit at the hub, POST /v1/legs at the leg's transceiver),
+// and real Opus tones through werift clients with what each one heard measured by Goertzel.
+import { randomBytes } from "node:crypto";
+import { AudioCodec } from "../../../regional/transceiver/backend-protocol.ts";
+import { type ConferenceConfig, conferenceWithDefaults } from "../../../regional/transceiver/config.ts";
+import { MixCodecs } from "../../../regional/transceiver/shell/opus-codecs.ts";
+import type { Keyring } from "../../../shared/keys.ts";
+import { goertzel, toneFrame } from "../../support/tone.ts";
+import { createTestClient, type TestClient } from "./client.ts";
+import { type Harness, sleep, startHarness } from "./harness.ts";
+
+export function backboneKeys(): Keyring {
+  const k = { id: 1, secret: new Uint8Array(randomBytes(32)) };
+  return { active: k, keys: [k] };
+}
+
+/** A transceiver of cluster `clusterId` that takes part in conferences under `keys`. */
+export function startConferenceHarness(
+  clusterId: number,
+  keys: Keyring,
+  over: Partial<ConferenceConfig> = {},
+): Promise<Harness> {
+  return startHarness({ clusterId, transceiverId: 1, conference: conferenceWithDefaults(keys, over) });
+}
+
+export interface Admission {
+  participantId: string;
+  slot: number;
+  conferenceId: string;
+  hub: { address: string; clusterId: number; transceiverId: number };
+}
+
+export async function admit(hub: Harness, callId: string): Promise<Response> {
+  return hub.call("POST", `/v1/calls/${callId}/participants`, { client: { continent: "NA" } });
+}
+
+/** The edge's join: admit at the hub, then the leg on `leg`'s transceiver; the client connected. */
+export async function join(
+  hub: Harness,
+  leg: Harness,
+  callId: string,
+): Promise<{ client: TestClient; legId: string; admission: Admission }> {
+  const a = await admit(hub, callId);
+  if (a.status !== 201) throw new Error(`admit: ${a.status} ${await a.text()}`);
+  const admission = (await a.json()) as Admission;
+  const client = createTestClient({ codecs: "opus" });
+  const offer = await client.createOffer();
+  const res = await leg.call("POST", "/v1/legs", {
+    sdp: offer,
+    client: { continent: "NA" },
+    ingress: { vip: `${leg.relay.vip.host}:${leg.relay.vip.port}`, popId: 1 },
+    conference: { callId, ...admission },
+  });
+  if (res.status !== 201) throw new Error(`leg: ${res.status} ${await res.text()}`);
+  const body = (await res.json()) as { legId: string; sdp: string };
+  await client.setAnswer(body.sdp);
+  await client.connected();
+  return { client, legId: body.legId, admission };
+}
+
+/** Sends `frames` 20 ms Opus frames of a `freq` tone (real time), from sequence `seq0`. */
+export async function sendTone(c: TestClient, freq: number, frames: number, seq0 = 0): Promise<void> {
+  const enc = new MixCodecs(AudioCodec.opus);
+  const out = new Uint8Array(1500);
+  try {
+    for (let i = 0; i < frames; i++) {
+      const len = enc.encode(toneFrame(freq, 48000, i * 960, 960), out);
+      c.sendAudio(Buffer.from(out.subarray(0, len)), (seq0 + i) & 0xffff, ((seq0 + i) * 960) >>> 0);
+      await sleep(20);
+    }
+  } finally {
+    enc.close();
+  }
+}
+
+/** Levels of `freqs` in the Opus frames the client received from index `from` (the last 50 by default). */
+export function heard(c: TestClient, freqs: number[], from = c.received.length - 50): Record<number, number> {
+  const dec = new MixCodecs(AudioCodec.opus);
+  const pkts = c.received.slice(Math.max(0, from));
+  const pcm = new Int16Array(pkts.length * 960);
+  const frame = new Int16Array(5760);
+  let at = 0;
+  try {
+    for (const p of pkts) {
+      const n = dec.decode(0, AudioCodec.opus, p.payload, p.payload.length, frame);
+      pcm.set(frame.subarray(0, Math.min(n, 960)), at);
+      at += 960;
+    }
+  } finally {
+    dec.close();
+  }
+  const out: Record<number, number> = {};
+  for (const f of freqs) out[f] = goertzel(pcm, f, 48000);
+  return out;
+}
+
+/** The JSON events a client got on oai-events, of one type. */
+export const eventsOf = (c: TestClient, type: string): Record<string, unknown>[] =>
+  c.messages.map((m) => JSON.parse(m) as Record<string, unknown>).filter((e) => e.type === type);
