@@ -12,6 +12,7 @@ import {
   type ParticipantLeftReason,
   readAudioFrameHeader,
 } from "../backend-protocol.ts";
+import { ClientAudioSource } from "../shell/audio.ts";
 import { Mixer } from "../shell/mixer.ts";
 import type { ConferenceLink } from "./link.ts";
 import type { ConferenceMetrics } from "./metrics.ts";
@@ -21,7 +22,8 @@ export interface HubCall {
   readonly callId: string;
   readonly media: { codec: number; opusFec: boolean };
   sendToBackend(h: AudioFrameHeader, payload: Uint8Array): void;
-  playToClient(h: AudioFrameHeader, payload: Uint8Array): void;
+  /** `source`: ClientAudioSource (the mixer's frames are numbered apart from the backend's). */
+  playToClient(h: AudioFrameHeader, payload: Uint8Array, source?: number): void;
   /** participant.joined / participant.left to the backend and the owner's `oai-events`. */
   announce(
     type: "joined" | "left",
@@ -69,7 +71,7 @@ export class HubRoutes {
       this.#mixer = new Mixer({
         outCodec: call.media.codec,
         fec: call.media.opusFec,
-        send: (h, payload) => call.playToClient(h, payload),
+        send: (h, payload) => call.playToClient(h, payload, ClientAudioSource.mixer),
       });
     }
   }
