@@ -33,6 +33,8 @@ interface Summary {
   repaired: number;
   retransmissions: number;
   repairDelayMs: { p50: number; p95: number; max: number } | null;
+  /** Share of the repairs that came within one RTT + 20 ms (+ 5 ms for the hops' own processing). */
+  withinRttPlus20Pct: number | null;
 }
 
 const summary = (f: RepairFigures): Summary => ({
@@ -49,6 +51,10 @@ const summary = (f: RepairFigures): Summary => ({
           p95: quantile(f.repairDelaysMs, 0.95),
           max: f.repairDelaysMs[f.repairDelaysMs.length - 1]!,
         },
+  withinRttPlus20Pct:
+    f.repairDelaysMs.length === 0
+      ? null
+      : (100 * f.repairDelaysMs.filter((d) => d <= RTT + 20 + 5).length) / f.repairDelaysMs.length,
 });
 
 const fmt = (s: Summary): string =>
@@ -56,7 +62,7 @@ const fmt = (s: Summary): string =>
   `repaired ${s.repaired} (${s.retransmissions} retransmissions)` +
   (s.repairDelayMs
     ? `, repair extra delay p50 ${s.repairDelayMs.p50.toFixed(1)} ms p95 ${s.repairDelayMs.p95.toFixed(1)} ms ` +
-      `max ${s.repairDelayMs.max.toFixed(1)} ms`
+      `max ${s.repairDelayMs.max.toFixed(1)} ms, ${s.withinRttPlus20Pct!.toFixed(0)} % within RTT + 20 ms (+5)`
     : "");
 
 async function runMode(mode: string): Promise<ModeResult> {
