@@ -12,7 +12,6 @@ import {
   type ParticipantLeftReason,
   readAudioFrameHeader,
 } from "../backend-protocol.ts";
-import { ClientAudioSource } from "../shell/audio.ts";
 import { Mixer } from "../shell/mixer.ts";
 import type { ConferenceLink } from "./link.ts";
 import type { ConferenceMetrics } from "./metrics.ts";
@@ -22,8 +21,7 @@ export interface HubCall {
   readonly callId: string;
   readonly media: { codec: number; opusFec: boolean };
   sendToBackend(h: AudioFrameHeader, payload: Uint8Array): void;
-  /** `source`: ClientAudioSource (the mixer's frames are numbered apart from the backend's). */
-  playToClient(h: AudioFrameHeader, payload: Uint8Array, source?: number): void;
+  playToClient(h: AudioFrameHeader, payload: Uint8Array): void;
   /** participant.joined / participant.left to the backend and the owner's `oai-events`. */
   announce(
     type: "joined" | "left",
@@ -71,7 +69,7 @@ export class HubRoutes {
       this.#mixer = new Mixer({
         outCodec: call.media.codec,
         fec: call.media.opusFec,
-        send: (h, payload) => call.playToClient(h, payload, ClientAudioSource.mixer),
+        send: (h, payload) => call.playToClient(h, payload),
       });
     }
   }

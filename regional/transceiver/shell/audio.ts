@@ -4,7 +4,6 @@
 import { type RTCRtpTransceiver, RtpHeader, RtpPacket } from "werift";
 import {
   AUDIO_CODEC_NAMES,
-  AudioCodec,
   AudioFlags,
   type AudioFrameHeader,
   codecOfMime,
@@ -14,13 +13,6 @@ import {
 
 const noop = (): void => {};
 
-/**
- * Where the frames a client hears come from. When it changes (the owner's client switches to a
- * conference mixer when the first joiner arrives, and back when the last one leaves) the new
- * source has its own sequence numbers and timestamps: the client's RTP stays continuous anyway.
- */
-export const ClientAudioSource = { backend: 0, mixer: 1 } as const;
-
 export class CallAudio {
   readonly #t: RTCRtpTransceiver;
   readonly #ptToCodec = new Map<number, number>();
@@ -29,13 +21,6 @@ export class CallAudio {
   #sendPt = 0;
   /** The negotiated audio direction lets us send (false for a sendonly client, e.g. WHIP). */
   #clientReceives = true;
-  /** Output numbering: the source's seq/timestamp plus an offset that changes only when the source does. */
-  #source = -1;
-  #seqOffset = 0;
-  #tsOffset = 0;
-  #lastSeq = 0;
-  #lastTs = 0;
-  #lastAt = 0;
 
   /** `slot`: the participant slot the client's frames are labelled with (byte 3). */
   constructor(t: RTCRtpTransceiver, slot = OWNER_SLOT) {
@@ -79,41 +64,16 @@ export class CallAudio {
     return f;
   }
 
-  /**
-   * Sends a frame to the client; "codec_mismatch" when it is not the send codec. A frame from
-   * another `source` than the last one re-anchors the numbering: its seq follows the last one
-   * sent and its timestamp advances by the time since (at least one 20 ms frame), with the
-   * marker bit set, so the client's jitter buffer sees one stream (a jump would make Chromium
-   * drop the new source's packets as late or from another stream).
-   */
-  toClient(
-    h: AudioFrameHeader,
-    payload: Uint8Array,
-    source: number = ClientAudioSource.backend,
-  ): "sent" | "not_receiving" | "codec_mismatch" {
+  /** Sends a backend frame to the client; "codec_mismatch" when it is not the send codec. */
+  toClient(h: AudioFrameHeader, payload: Uint8Array): "sent" | "not_receiving" | "codec_mismatch" {
     // A client that only sends (a WHIP publisher) gets no RTP: werift would send it regardless.
     if (!this.#clientReceives) return "not_receiving";
     if (h.codec !== this.#sendCodec) return "codec_mismatch";
-    const now = performance.now();
-    let marker = (h.flags & AudioFlags.marker) !== 0;
-    if (source !== this.#source) {
-      if (this.#source !== -1) {
-        const rate = h.codec === AudioCodec.pcmu ? 8 : 48; // RTP clock, samples per ms
-        const step = Math.max(20 * rate, Math.round((now - this.#lastAt) * rate));
-        this.#seqOffset = (this.#lastSeq + 1 - h.sequenceNumber) & 0xffff;
-        this.#tsOffset = (this.#lastTs + step - h.timestamp) >>> 0;
-        marker = true;
-      }
-      this.#source = source;
-    }
-    this.#lastSeq = (h.sequenceNumber + this.#seqOffset) & 0xffff;
-    this.#lastTs = (h.timestamp + this.#tsOffset) >>> 0;
-    this.#lastAt = now;
     const header = new RtpHeader({
       payloadType: this.#sendPt,
-      sequenceNumber: this.#lastSeq,
-      timestamp: this.#lastTs,
-      marker,
+      sequenceNumber: h.sequenceNumber,
+      timestamp: h.timestamp,
+      marker: (h.flags & AudioFlags.marker) !== 0,
     });
     const b = Buffer.isBuffer(payload)
       ? payload

@@ -14,7 +14,7 @@ import type { PathKey } from "../core/mux.ts";
 import { DEFAULT_PATH_LIMITS, PathBook } from "../core/paths.ts";
 import { ApiError } from "../errors.ts";
 import type { RegionHandles } from "../metrics.ts";
-import { CallAudio, ClientAudioSource } from "./audio.ts";
+import { CallAudio } from "./audio.ts";
 import { startBackend } from "./call-backend.ts";
 import type { CallDeps, CallInit } from "./call-deps.ts";
 import { CallPaths } from "./call-paths.ts";
@@ -189,10 +189,10 @@ export class Call {
     this.playToClient(h, payload);
   }
 
-  /** A frame for the client: the backend's, or (`source` mixer) a conference mixer's output. */
-  playToClient(h: AudioFrameHeader, payload: Uint8Array, source: number = ClientAudioSource.backend): void {
-    const sent = this.state === "ended" ? "ended" : this.#audio.toClient(h, payload, source);
-    if (sent === "codec_mismatch") this.#d.metrics.backendError("codec_mismatch");
+  /** A frame for the client (the backend's, or a conference mixer's output). */
+  playToClient(h: AudioFrameHeader, payload: Uint8Array): void {
+    if (this.state === "ended") return;
+    if (this.#audio.toClient(h, payload) === "codec_mismatch") this.#d.metrics.backendError("codec_mismatch");
   }
 
   /** A frame for the backend on this call's link (a joiner's audio, labelled with its slot). */
