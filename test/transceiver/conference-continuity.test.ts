@@ -1,7 +1,7 @@
 // The owner's client hears the backend alone, then a mixer while a joiner is in the call, then
 // the backend alone again: three sources with their own sequence numbers and timestamps. Its RTP
-// must stay one continuous stream across the switches (a jump made Chromium drop the echo after
-// the last joiner left: silence for the owner). Checked on what a werift owner receives.
+// must stay one continuous stream across the switches (core/rtp-continuity.ts): a jump made
+// Chromium drop the echo after the last joiner left. Checked on what a werift owner receives.
 import { afterAll, describe, expect, it } from "vitest";
 import {
   backboneKeys,
