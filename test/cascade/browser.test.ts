@@ -3,8 +3,9 @@
 // steered to its own nearest cluster (iad-local). A sends 440 Hz, B 880 Hz; each hears the
 // other's tone in what it receives (and its own, echoed by the backend to it alone); the echo
 // agent received both labelled streams (slot 1 and B's slot); participant.joined / .left reach
-// both pages' oai-events. B leaving leaves A's call running; ending the call ends a joiner. The
-// steps share one system and one call, in order.
+// both pages' oai-events (a third page joins and leaves). B leaving leaves A's call running, and
+// A hears itself alone again; ending the call ends a joiner. The steps share one system and one
+// call, in order.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callStatus } from "../support/namespaced-system.ts";
 import { ABSENT_SHARE, TONE_A_HZ, TONE_B_HZ } from "../support/tone.ts";
@@ -49,6 +50,17 @@ const edge = async (method: string, path: string) => {
   });
   return { status: r.status, body: (await r.json().catch(() => ({}))) as Record<string, unknown> };
 };
+
+/** On failure, the call's status at its transceiver joins the message (packets, backend, conference). */
+async function explained<T>(callId: string, p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (e) {
+    const st = await callStatus(h, callId).catch(() => null);
+    (e as Error).message += `\n--- call status ---\n${JSON.stringify(st?.body)}`;
+    throw e;
+  }
+}
 
 /** A hears `freq` and not the other tone. */
 const onlyTone = (s: ToneState, freq: number, other: number) =>
@@ -114,6 +126,22 @@ describe("cascade: two pages on two clusters in one call", () => {
     expect(JSON.stringify(roster.body)).toContain(pid);
   }, 120_000);
 
+  it("a third participant's leave reaches both pages' oai-events", async () => {
+    const c = await openTonePage(h, CITIES.newYork);
+    const sc = await c.connect(`/v1/realtime/calls/${callId}/participants`, TONE_B_HZ);
+    expect(sc.error, JSON.stringify(sc)).toBeNull();
+    const cid = /participants\/(prt_[A-Za-z0-9_-]{16})$/.exec(sc.location ?? "")![1]!;
+    const joinedBoth = (s: ToneState) =>
+      eventsOf(s, "participant.joined").some((e) => e.participant_id === cid);
+    await a.waitFor(joinedBoth, "C's participant.joined at A");
+    await b.waitFor(joinedBoth, "C's participant.joined at B");
+    expect(await c.request("DELETE", sc.location!)).toBe(204);
+    const leftBoth = (s: ToneState) => eventsOf(s, "participant.left").some((e) => e.participant_id === cid);
+    await a.waitFor(leftBoth, "C's participant.left at A");
+    await b.waitFor(leftBoth, "C's participant.left at B");
+    await c.close();
+  }, 60_000);
+
   it("B leaving (DELETE) leaves A's call running; A is told", async () => {
     expect(await b.request("DELETE", sb.location!)).toBe(204);
     const left = await a.waitFor(
@@ -125,16 +153,22 @@ describe("cascade: two pages on two clusters in one call", () => {
     expect([st.status, st.body.state]).toEqual([200, "connected"]);
     // A's media keeps flowing both ways.
     const now = await a.state();
-    const later = await a.waitFor(
-      (s) => s.packetsReceived > now.packetsReceived + 50 && s.packetsSent > now.packetsSent + 50,
-      "A's media after B left",
+    const later = await explained(
+      callId,
+      a.waitFor(
+        (s) => s.packetsReceived > now.packetsReceived + 50 && s.packetsSent > now.packetsSent + 50,
+        "A's media after B left",
+      ),
     );
     expect(later.connection).toBe("connected");
     await b.close();
   }, 60_000);
 
   it("after B left, A hears its own echo again and B's tone no more", async () => {
-    await a.waitFor((s) => onlyTone(s, TONE_A_HZ, TONE_B_HZ), "A alone again: its own echo only", 30_000);
+    await explained(
+      callId,
+      a.waitFor((s) => onlyTone(s, TONE_A_HZ, TONE_B_HZ), "A alone again: its own echo only", 30_000),
+    );
   }, 60_000);
 
   it("ending the call ends a joiner", async () => {
