@@ -1,14 +1,16 @@
-// The cascade in real Chromium (issue 16, "Proof"): page A in Frankfurt creates a call (cluster
-// fra-local), page B in New York joins it with POST /v1/realtime/calls/{id}/participants and is
-// steered to its own nearest cluster (iad-local). A sends 440 Hz, B 880 Hz; each hears the
-// other's tone in what it receives (and its own, echoed by the backend to it alone); the echo
-// agent received both labelled streams (slot 1 and B's slot); participant.joined / .left reach
-// both pages' oai-events (a third page joins and leaves). B leaving leaves A's call running, and
-// A hears itself alone again; ending the call ends a joiner. The steps share one system and one
-// call, in order.
+// The cascade in real Chromium (issue 16, "Proof"). First the harness itself on today's
+// single-client calls: two pages in two cities land on two clusters; the page sending 440 Hz
+// hears its own echo (440 present, 880 absent), the page sending 880 Hz the reverse. Then page
+// A in Frankfurt creates a call (cluster fra-local), page B in New York joins it with POST
+// /v1/realtime/calls/{id}/participants and is steered to its own nearest cluster (iad-local).
+// A sends 440 Hz, B 880 Hz; each hears the other's tone in what it receives (and its own,
+// echoed by the backend to it alone); the echo agent received both labelled streams (slot 1
+// and B's slot); participant.joined / .left reach both pages' oai-events (a third page joins
+// and leaves). B leaving leaves A's call running, and A hears itself alone again; ending the
+// call ends a joiner. One system for the file; the cascade's steps share one call, in order.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callStatus } from "../support/namespaced-system.ts";
-import { ABSENT_SHARE, TONE_A_HZ, TONE_B_HZ } from "../support/tone.ts";
+import { ABSENT_SHARE, HEARD, TONE_A_HZ, TONE_B_HZ } from "../support/tone.ts";
 import { waitFor } from "../support/wait.ts";
 import {
   type CascadeBrowser,
@@ -66,6 +68,40 @@ async function explained<T>(callId: string, p: Promise<T>): Promise<T> {
 const onlyTone = (s: ToneState, freq: number, other: number) =>
   heardTone(s, freq) && s.levels[other]! < ABSENT_SHARE * s.levels[freq]!;
 
+describe("the harness on single-client calls", () => {
+  it("two pages in two cities, two clusters, each hears only its own tone echoed", async () => {
+    const a = await openTonePage(h, CITIES.frankfurt);
+    const b = await openTonePage(h, CITIES.newYork);
+    const [sa, sb] = await Promise.all([
+      a.connect("/v1/realtime/calls", TONE_A_HZ),
+      b.connect("/v1/realtime/calls", TONE_B_HZ),
+    ]);
+    expect(sa.error, JSON.stringify(sa)).toBeNull();
+    expect(sb.error, JSON.stringify(sb)).toBeNull();
+    expect(sa.cluster).toBe("fra-local");
+    expect(sb.cluster).toBe("iad-local");
+
+    const ea = await a.waitFor((s) => heardTone(s, TONE_A_HZ), "page A hears 440 Hz", 40_000);
+    const eb = await b.waitFor((s) => heardTone(s, TONE_B_HZ), "page B hears 880 Hz", 40_000);
+    expect(ea.levels[TONE_A_HZ]!).toBeGreaterThanOrEqual(HEARD);
+    expect(ea.levels[TONE_B_HZ]!).toBeLessThan(ABSENT_SHARE * ea.levels[TONE_A_HZ]!);
+    expect(eb.levels[TONE_A_HZ]!).toBeLessThan(ABSENT_SHARE * eb.levels[TONE_B_HZ]!);
+
+    // The call status agrees on where each call lives.
+    const [ca, cb] = await Promise.all([
+      callStatus(h, callIdOf(sa.location)),
+      callStatus(h, callIdOf(sb.location)),
+    ]);
+    expect([ca.status, ca.body.clusterId, ca.body.state]).toEqual([200, 1, "connected"]);
+    expect([cb.status, cb.body.clusterId, cb.body.state]).toEqual([200, 2, "connected"]);
+
+    expect(await a.request("DELETE", sa.location!)).toBeLessThan(300);
+    expect(await b.request("DELETE", sb.location!)).toBeLessThan(300);
+    await a.close();
+    await b.close();
+  }, 120_000);
+});
+
 describe("cascade: two pages on two clusters in one call", () => {
   let a: TonePage;
   let b: TonePage;
@@ -75,6 +111,7 @@ describe("cascade: two pages on two clusters in one call", () => {
   let pid: string;
 
   it("A (440 Hz, Frankfurt) and B (880 Hz, New York) hear each other; the backend gets both streams", async () => {
+    const base = await echoSlots(); // the single-client calls above counted slot 1 too
     a = await openTonePage(h, CITIES.frankfurt);
     sa = await a.connect("/v1/realtime/calls", TONE_A_HZ);
     expect(sa.error, JSON.stringify(sa)).toBeNull();
@@ -117,7 +154,8 @@ describe("cascade: two pages on two clusters in one call", () => {
     await b.waitFor((s) => eventsOf(s, "participant.joined").length > 0, "participant.joined at B");
     const slots = await waitFor(
       echoSlots,
-      (st) => (st["1"] ?? 0) > 50 && (st[String(slot)] ?? 0) > 50,
+      (st) =>
+        (st["1"] ?? 0) - (base["1"] ?? 0) > 50 && (st[String(slot)] ?? 0) - (base[String(slot)] ?? 0) > 50,
       "both labelled streams at the echo agent",
     );
     expect(Object.keys(slots).sort()).toEqual(["1", String(slot)].sort());

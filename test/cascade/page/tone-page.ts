@@ -23,6 +23,9 @@ export interface ToneState {
   rms: number;
   /** Blocks analysed since the remote track arrived. */
   blocks: number;
+  /** For failure messages: the transport's packet count, each inbound stream's stats. */
+  transportPacketsReceived: number;
+  inbound: Record<string, unknown>[];
 }
 
 export interface ConnectOptions {
@@ -51,6 +54,8 @@ const state: ToneState = {
   levels: { [TONE_A_HZ]: 0, [TONE_B_HZ]: 0 },
   rms: 0,
   blocks: 0,
+  transportPacketsReceived: 0,
+  inbound: [],
 };
 
 let pc: RTCPeerConnection | null = null;
@@ -87,10 +92,25 @@ async function stats(): Promise<void> {
   // Summed over streams: a new SSRC from the transceiver shows up as a second inbound-rtp.
   let sent = 0;
   let received = 0;
+  const inbound: Record<string, unknown>[] = [];
   report.forEach((s) => {
     if (s.type === "outbound-rtp" && s.kind === "audio") sent += s.packetsSent;
-    if (s.type === "inbound-rtp" && s.kind === "audio") received += s.packetsReceived;
+    if (s.type === "inbound-rtp" && s.kind === "audio") {
+      received += s.packetsReceived;
+      inbound.push({
+        ssrc: s.ssrc,
+        packetsReceived: s.packetsReceived,
+        packetsLost: s.packetsLost,
+        packetsDiscarded: s.packetsDiscarded,
+        concealedSamples: s.concealedSamples,
+        totalSamplesReceived: s.totalSamplesReceived,
+        jitterBufferEmittedCount: s.jitterBufferEmittedCount,
+        lastPacketReceivedTimestamp: s.lastPacketReceivedTimestamp,
+      });
+    }
+    if (s.type === "transport") state.transportPacketsReceived = s.packetsReceived ?? 0;
   });
+  state.inbound = inbound;
   state.packetsSent = sent;
   state.packetsReceived = received;
 }
