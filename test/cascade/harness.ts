@@ -53,6 +53,8 @@ export async function startCascadeBrowser(o: NamespacedSystemOptions = {}): Prom
     const browser = await launchChromium(
       [
         "--autoplay-policy=no-user-gesture-required",
+        // GR_CHROMIUM_LOG=1 (with DEBUG=pw:browser): Chromium's own log, WebRTC warnings included.
+        ...(process.env.GR_CHROMIUM_LOG ? ["--enable-logging=stderr", "--v=0"] : []),
         `--unsafely-treat-insecure-origin-as-secure=${sys.system.edgeUrl}`,
       ],
       sys.ns.chromiumWrapper,

@@ -1,5 +1,6 @@
 // The owner's client hears the backend alone, then a mixer while a joiner is in the call, then
-// the backend alone again: three sources with their own sequence numbers and timestamps. Its RTP
+// the backend alone again (a second joiner comes and goes in between, the mixer running on):
+// sources with their own sequence numbers and timestamps. Its RTP
 // must stay one continuous stream across the switches (core/rtp-continuity.ts): a jump made
 // Chromium drop the echo after the last joiner left. Checked on what a werift owner receives.
 import { afterAll, describe, expect, it } from "vitest";
@@ -34,11 +35,20 @@ describe("the owner's RTP across a joiner's arrival and departure", () => {
     cleanup.push(() => j.client.close());
     await until(() => eventsOf(owner, "participant.joined").length === 1, "joined");
     await Promise.all([sendTone(owner, 440, 40, 40), sendTone(j.client, 880, 40, 0)]);
+    // A second joiner comes and goes while the first stays (the mixer keeps running).
+    const k = await join(hub, leg, callId);
+    cleanup.push(() => k.client.close());
+    await until(() => eventsOf(owner, "participant.joined").length === 2, "second joined");
+    await Promise.all([sendTone(owner, 440, 20, 80), sendTone(k.client, 660, 20, 0)]);
+    const delK = await hub.call("DELETE", `/v1/calls/${callId}/participants/${k.admission.participantId}`);
+    expect(delK.status).toBe(204);
+    await until(() => eventsOf(owner, "participant.left").length === 1, "second left");
+    await sendTone(owner, 440, 20, 100);
     const del = await hub.call("DELETE", `/v1/calls/${callId}/participants/${j.admission.participantId}`);
     expect(del.status).toBe(204);
-    await until(() => eventsOf(owner, "participant.left").length === 1, "left");
+    await until(() => eventsOf(owner, "participant.left").length === 2, "left");
     const from = owner.received.length;
-    await sendTone(owner, 440, 40, 80);
+    await sendTone(owner, 440, 40, 120);
     await until(() => owner.received.length - from >= 30, "the owner's echo after the leave");
 
     const r = owner.received;
