@@ -15,11 +15,12 @@ const conferences = new Map<string, FakeConference>();
 let edges: Edge[] = [];
 
 beforeAll(async () => {
+  const hubs = new Map<number, FakeConference>();
   for (const c of CLUSTERS) {
     const f = new FakeCluster(c.name, c.id, secrets.clusterSecret, secrets.callIdRing);
     await f.start();
     clusters.set(c.name, f);
-    conferences.set(c.name, new FakeConference(f, secrets.callIdRing));
+    conferences.set(c.name, new FakeConference(f, secrets.callIdRing, hubs));
   }
 });
 afterEach(async () => {
@@ -269,8 +270,9 @@ describe("join API at the edge (fake cluster)", () => {
     expect(list.status).toBe(200);
     expect(list.headers.get("x-relay-cluster")).toBe("fra");
     const pid = location.split("/").pop();
+    const legId = conference("fra").rosters.get(callId)![0]!.leg!.legId;
     expect(((await list.json()) as { participants: { participantId: string }[] }).participants).toEqual([
-      { participantId: pid, slot: 2 },
+      { participantId: pid, slot: 2, leg: { clusterId: 4, transceiverId: 7, legId } },
     ]);
     expect((await e.fetch(location, { city: "sydney", headers: bearer() })).status).toBe(200);
     const del = await e.fetch(location, { method: "DELETE", city: "sydney", headers: bearer() });
@@ -286,7 +288,8 @@ describe("join API at the edge (fake cluster)", () => {
       `DELETE /v1/calls/${callId}/participants/${pid}`,
       `DELETE /v1/calls/${callId}/participants/${pid}`,
     ]);
-    expect(routes(got.get("syd"))).toEqual([]);
+    // Reading one participant asks its leg's cluster for the leg's status (participant-leg.test.ts).
+    expect(routes(got.get("syd"))).toEqual([`GET /v1/calls/${legId}`]);
     // A participant id that is not one never leaves the edge.
     const bad = await e.fetch(`/v1/realtime/calls/${callId}/participants/nope`, {
       method: "DELETE",
@@ -359,13 +362,14 @@ describe("join API at the edge (fake cluster)", () => {
     expect(pre.headers.get("access-control-allow-origin")).toBe("*");
     expect(pre.headers.get("accept-post")).toBe("application/sdp, multipart/form-data");
     const one = await e.fetch(`${base}/prt_${"a".repeat(16)}`, { method: "OPTIONS" });
-    expect(one.headers.get("access-control-allow-methods")).toBe("GET, DELETE, OPTIONS");
+    expect(one.headers.get("access-control-allow-methods")).toBe("GET, PATCH, DELETE, OPTIONS");
+    expect(one.headers.get("accept-patch")).toBe("application/trickle-ice-sdpfrag");
     const put = await e.fetch(base, { method: "PUT", headers: bearer() });
     expect(put.status).toBe(405);
     expect(put.headers.get("allow")).toBe("GET, POST, OPTIONS");
-    const patch = await e.fetch(`${base}/prt_${"a".repeat(16)}`, { method: "PATCH", headers: bearer() });
-    expect(patch.status).toBe(405);
-    expect(patch.headers.get("allow")).toBe("GET, DELETE, OPTIONS");
+    const post = await e.fetch(`${base}/prt_${"a".repeat(16)}`, { method: "POST", headers: bearer() });
+    expect(post.status).toBe(405);
+    expect(post.headers.get("allow")).toBe("GET, PATCH, DELETE, OPTIONS");
     // A real answer carries the CORS headers and exposes Location and X-Relay-Cluster.
     const callId = await callFrom(e, "frankfurt");
     const res = await e.fetch(`/v1/realtime/calls/${callId}/participants`, {
