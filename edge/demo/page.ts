@@ -37,7 +37,8 @@ export const DEMO_HTML = `<!doctype html>
   and an echo agent sends it back.</p>
   <div class="card row">
     <label>API key <input id="key" value="local-dev-key" size="16" autocomplete="off"></label>
-    <label>Source <select id="source"><option value="mic">Microphone</option><option value="tone">Generated tone</option></select></label>
+    <label>Source <select id="source"><option value="mic">Microphone</option><option value="tone">Generated tone (440 Hz)</option><option value="tone880">Generated tone (880 Hz)</option></select></label>
+    <label>Join call <input id="join" placeholder="rtc_… (empty: a new call)" size="18" autocomplete="off"></label>
     <button id="start">Start call</button>
     <button id="hangup" disabled>Hang up</button>
     <button id="ping" disabled>Send event</button>
@@ -48,6 +49,7 @@ export const DEMO_HTML = `<!doctype html>
       <dt>Cluster</dt><dd id="cluster">–</dd>
       <dt>POP (remote candidate)</dt><dd id="pop">–</dd>
       <dt>Call id</dt><dd id="callid">–</dd>
+      <dt>Invite (join link)</dt><dd id="invite">–</dd>
       <dt>Round-trip time</dt><dd id="rtt">–</dd>
       <dt>Packets sent / received</dt><dd id="packets">–</dd>
       <dt>Signalling</dt><dd id="timing">–</dd>
@@ -72,7 +74,7 @@ async function source() {
     catch (e) { log("microphone unavailable (" + e.name + "), using a generated tone"); }
   }
   ctx = ctx || new AudioContext();
-  const osc = ctx.createOscillator(); osc.frequency.value = 440;
+  const osc = ctx.createOscillator(); osc.frequency.value = $("source").value === "tone880" ? 880 : 440;
   const gain = ctx.createGain(); gain.gain.value = 0.2;
   const dest = ctx.createMediaStreamDestination();
   osc.connect(gain).connect(dest); osc.start();
@@ -119,7 +121,8 @@ async function stats() {
 function watchMedia() {
   const now = performance.now();
   if (demo.packetsReceived !== lastHeard.packets || !lastHeard.at) { lastHeard = { packets: demo.packetsReceived, at: now }; return; }
-  if (resuming || !location || demo.state === "connecting" || now - lastHeard.at < 1000) return;
+  // A joiner's URL is a participant, not a call: resume is the owner's (docs/cascade.md).
+  if (resuming || !location || demo.joined || demo.state === "connecting" || now - lastHeard.at < 1000) return;
   lastHeard.at = now;
   fetch(location, { headers: { authorization: "Bearer " + $("key").value } })
     .then((r) => r.json()).then((st) => { if (st.state === "ended" && st.endReason === "transceiver_failed") resume("transceiver_failed"); })
@@ -150,7 +153,7 @@ async function newPeer() {
 }
 
 async function resume(why) {
-  if (resuming || !location) return;
+  if (resuming || !location || demo.joined) return;
   resuming = true; log("resuming the call (" + why + ")");
   try {
     for (let attempt = 0; attempt < 10 && location; attempt++) {
@@ -176,11 +179,17 @@ async function start() {
     localStream = await source();
     const offer = await newPeer();
     const t0 = performance.now();
-    const res = await fetch("/v1/realtime/calls", { method: "POST", body: offer,
+    // A call id to join: POST the offer to its participants (docs/cascade.md); else a new call.
+    const joining = $("join").value.trim();
+    const url = joining ? "/v1/realtime/calls/" + encodeURIComponent(joining) + "/participants" : "/v1/realtime/calls";
+    const res = await fetch(url, { method: "POST", body: offer,
       headers: { "content-type": "application/sdp", authorization: "Bearer " + $("key").value } });
     if (res.status !== 201) { const body = await res.text(); throw new Error("edge answered " + res.status + ": " + body); }
     location = res.headers.get("location");
-    demo.callId = location ? location.split("/").pop() : null;
+    demo.callId = joining || (location ? location.split("/").pop() : null);
+    demo.joined = Boolean(joining);
+    const invite = new URL("/?join=" + encodeURIComponent(demo.callId || ""), window.location.href).href;
+    $("invite").textContent = demo.callId ? invite : "–";
     demo.cluster = res.headers.get("x-relay-cluster");
     $("cluster").textContent = demo.cluster || "?"; $("callid").textContent = demo.callId || "?";
     const st = (res.headers.get("server-timing") || "").split(",").map((m) => {
@@ -219,7 +228,8 @@ window.grDemoSend = (obj) => dc && dc.readyState === "open" && (dc.send(JSON.str
 // own host, so a link cannot make the page report anywhere else.
 const params = new URLSearchParams(window.location.search);
 if (params.get("key")) $("key").value = params.get("key");
-if (params.get("source") === "tone" || params.get("source") === "mic") $("source").value = params.get("source");
+if (["tone", "tone880", "mic"].includes(params.get("source"))) $("source").value = params.get("source");
+if (params.get("join")) $("join").value = params.get("join");
 const reportUrl = (() => {
   try {
     const u = new URL(params.get("report") || "", window.location.href);

@@ -142,6 +142,11 @@ export class RealtimeEcho {
       case BridgeEvent.ended:
         if (this.#callId !== undefined) this.#d.ended?.(this.#callId, str(ev.reason) ?? "");
         break;
+      case BridgeEvent.participantJoined:
+      case BridgeEvent.participantLeft:
+        // The bridge's roster news (docs/backend-protocol.md): nothing to answer; each
+        // participant's audio is echoed to that participant by its slot.
+        break;
       case "ping": // the demo page's round trip
         this.#emit({ type: "pong" });
         break;

@@ -110,6 +110,55 @@ describe("browser end to end (memory only)", () => {
     await iad.close();
   }, 90_000);
 
+  it("the demo page joins a call from its invite link: the joiner lands on its own nearest cluster", async () => {
+    const owner = await openDemo(e, { latitude: "50.1", longitude: "8.7", country: "DE", continent: "EU" });
+    await owner.selectOption("#source", "tone");
+    await owner.click("#start");
+    const a = await waitDemo(
+      owner,
+      (s) => s.state === "connected" && s.packetsReceived > 50,
+      "owner audio",
+      30_000,
+    );
+    expect(a.cluster).toBe("fra-local");
+    const invite = await owner.textContent("#invite");
+    expect(invite).toContain(`/?join=${a.callId}`);
+
+    const joiner = await openDemo(e, {
+      latitude: "40.7",
+      longitude: "-74.0",
+      country: "US",
+      continent: "NA",
+    });
+    await joiner.goto(`${invite}&key=${encodeURIComponent(e.system.apiKey)}&source=tone880`);
+    await joiner.click("#start");
+    const b = await waitDemo(
+      joiner,
+      (s) => s.state === "connected" && s.packetsReceived > 50,
+      "joiner audio",
+      30_000,
+    );
+    expect(b.cluster).toBe("iad-local");
+    expect(b.callId).toBe(a.callId);
+    // The owner's call now has the joiner in its conference (the joiner hears the hub, so its
+    // hello was answered: one read is enough, and polls would meet the edge's rate limit).
+    const st = await callStatus(e, a.callId!);
+    expect(st.status).toBe(200);
+    const conf = st.body.conference as { role: string; participants: number; mixer: { sources: number } };
+    expect(conf.role).toBe("hub");
+    expect(conf.participants).toBe(2);
+    expect(conf.mixer.sources).toBeGreaterThanOrEqual(1);
+    // The joiner hanging up leaves the owner's call running.
+    await joiner.click("#hangup");
+    await waitDemo(joiner, (s) => s.state === "closed", "joiner closed");
+    const after = (await waitDemo(owner, () => true, "owner")).packetsReceived;
+    const still = await waitDemo(owner, (s) => s.packetsReceived > after + 50, "owner still flowing");
+    expect(still.state).toBe("connected");
+    await owner.click("#hangup");
+    await owner.close();
+    await joiner.close();
+  }, 90_000);
+
   it("resumes media after a POP restart once the next consent check arrives (no Redis)", async () => {
     const page = await openDemo(e, { latitude: "50.1", longitude: "8.7", country: "DE", continent: "EU" });
     await page.click("#start");

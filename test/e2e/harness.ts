@@ -69,7 +69,8 @@ export const waitDemo = (
 export async function openDemo(e: E2E, cf?: Record<string, unknown>): Promise<Page> {
   const page = await e.browser.browser.newPage();
   if (cf) {
-    await page.route("**/v1/realtime/calls", (route) =>
+    // New calls and joins (POST .../calls/{id}/participants) are the steered requests.
+    await page.route(/\/v1\/realtime\/calls(\/[^/]+\/participants)?$/, (route) =>
       route.continue({
         headers: {
           ...route.request().headers(),

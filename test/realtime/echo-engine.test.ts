@@ -24,6 +24,17 @@ const loud = new Uint8Array(160).map((_, i) => (i % 2 ? 0x80 : 0x00));
 const silent = new Uint8Array(160).fill(0xff);
 
 describe("echo backend: Realtime events", () => {
+  it("takes the bridge's participant.joined / participant.left without answering (no error event)", () => {
+    const { e, take } = engine();
+    e.event(started());
+    take();
+    for (const type of ["participant.joined", "participant.left"])
+      e.event(JSON.stringify({ type, call_id: "rtc_x", participant_id: "prt_AAAAAAAAAAAAAAAA", slot: 2 }));
+    expect(take()).toEqual([]);
+    e.event(JSON.stringify({ type: "participant.bogus" }));
+    expect(take().map((x) => x.type)).toEqual(["error"]);
+  });
+
   it("session.created on start carries the configured session over the defaults", () => {
     const { e, take } = engine();
     e.event(started({ instructions: "be brief", audio: { output: { voice: "verse" } } }));

@@ -32,7 +32,7 @@ function hubCallOf(call: Call): HubCall {
       return call.media;
     },
     sendToBackend: (h, payload) => call.sendToBackend(h, payload),
-    playToClient: (h, payload) => call.playToClient(h, payload),
+    playToClient: (h, payload, source) => call.playToClient(h, payload, source),
     announce: (type, participantId, slot, reason) => {
       const text = participantEvent(type, call.callId, participantId, slot, reason);
       call.sendEventToBackend(text);

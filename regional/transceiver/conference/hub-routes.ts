@@ -21,7 +21,8 @@ export interface HubCall {
   readonly callId: string;
   readonly media: { codec: number; opusFec: boolean };
   sendToBackend(h: AudioFrameHeader, payload: Uint8Array): void;
-  playToClient(h: AudioFrameHeader, payload: Uint8Array): void;
+  /** `source` 1: the mixer's output (the call keeps its outbound stream continuous across it). */
+  playToClient(h: AudioFrameHeader, payload: Uint8Array, source?: number): void;
   /** participant.joined / participant.left to the backend and the owner's `oai-events`. */
   announce(
     type: "joined" | "left",
@@ -30,6 +31,8 @@ export interface HubCall {
     reason?: ParticipantLeftReason,
   ): void;
 }
+
+const MIXER_SOURCE = 1;
 
 export interface Joiner {
   readonly id: string;
@@ -69,7 +72,7 @@ export class HubRoutes {
       this.#mixer = new Mixer({
         outCodec: call.media.codec,
         fec: call.media.opusFec,
-        send: (h, payload) => call.playToClient(h, payload),
+        send: (h, payload) => call.playToClient(h, payload, MIXER_SOURCE),
       });
     }
   }

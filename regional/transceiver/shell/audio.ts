@@ -10,6 +10,7 @@ import {
   newAudioFrameHeader,
   OWNER_SLOT,
 } from "../backend-protocol.ts";
+import { RtpContinuity } from "../core/rtp-continuity.ts";
 
 const noop = (): void => {};
 
@@ -17,6 +18,8 @@ export class CallAudio {
   readonly #t: RTCRtpTransceiver;
   readonly #ptToCodec = new Map<number, number>();
   readonly #frame = newAudioFrameHeader();
+  readonly #out = new RtpContinuity();
+  readonly #numbers = { sequenceNumber: 0, timestamp: 0, marker: false };
   #sendCodec = 0;
   #sendPt = 0;
   /** The negotiated audio direction lets us send (false for a sendonly client, e.g. WHIP). */
@@ -48,6 +51,10 @@ export class CallAudio {
   get sendCodec(): number {
     return this.#sendCodec;
   }
+  /** Times the outbound stream switched source (backend to mixer and back). */
+  get sourceSwitches(): number {
+    return this.#out.switches;
+  }
   get codecName(): string | undefined {
     return AUDIO_CODEC_NAMES[this.#sendCodec];
   }
@@ -64,16 +71,28 @@ export class CallAudio {
     return f;
   }
 
-  /** Sends a backend frame to the client; "codec_mismatch" when it is not the send codec. */
-  toClient(h: AudioFrameHeader, payload: Uint8Array): "sent" | "not_receiving" | "codec_mismatch" {
+  /**
+   * Sends a frame to the client; "codec_mismatch" when it is not the send codec. `source` names
+   * where it comes from (0 the backend, 1 a conference mixer): a change keeps the stream continuous.
+   */
+  toClient(
+    h: AudioFrameHeader,
+    payload: Uint8Array,
+    source = 0,
+  ): "sent" | "not_receiving" | "codec_mismatch" {
     // A client that only sends (a WHIP publisher) gets no RTP: werift would send it regardless.
     if (!this.#clientReceives) return "not_receiving";
     if (h.codec !== this.#sendCodec) return "codec_mismatch";
+    const n = this.#numbers;
+    n.sequenceNumber = h.sequenceNumber;
+    n.timestamp = h.timestamp;
+    n.marker = (h.flags & AudioFlags.marker) !== 0;
+    this.#out.map(source, n, performance.now(), h.codec === 1 ? 48 : 8);
     const header = new RtpHeader({
       payloadType: this.#sendPt,
-      sequenceNumber: h.sequenceNumber,
-      timestamp: h.timestamp,
-      marker: (h.flags & AudioFlags.marker) !== 0,
+      sequenceNumber: n.sequenceNumber,
+      timestamp: n.timestamp,
+      marker: n.marker,
     });
     const b = Buffer.isBuffer(payload)
       ? payload

@@ -1,9 +1,8 @@
 // One call: a werift peer connection on the shared socket, its client paths, timers and the
 // backend link. Created from a checked offer; ended exactly once (idempotent `end`), which
 // closes the peer connection, tells the relays (flowClose) and the backend (session.ended).
-// The parts each have one job: peer.ts (the peer connection), call-paths.ts (paths and
-// consent), audio.ts (framing), call-backend.ts (the link), stats.ts, timings.ts, and the
-// pure core/lifetime.ts, core/ufrags.ts and core/answer.ts.
+// Parts: peer.ts, call-paths.ts (paths, consent), audio.ts (framing), call-backend.ts (the
+// link), stats.ts, timings.ts, the pure core/lifetime.ts, core/ufrags.ts, core/answer.ts.
 import { randomBytes } from "node:crypto";
 import type { RTCPeerConnection, RTCRtpTransceiver, RtpPacket } from "werift";
 import type { BackendLink } from "../backend-link.ts";
@@ -189,10 +188,11 @@ export class Call {
     this.playToClient(h, payload);
   }
 
-  /** A frame for the client (the backend's, or a conference mixer's output). */
-  playToClient(h: AudioFrameHeader, payload: Uint8Array): void {
+  /** A frame for the client: the backend's (source 0), or a conference mixer's output (1). */
+  playToClient(h: AudioFrameHeader, payload: Uint8Array, source = 0): void {
     if (this.state === "ended") return;
-    if (this.#audio.toClient(h, payload) === "codec_mismatch") this.#d.metrics.backendError("codec_mismatch");
+    const r = this.#audio.toClient(h, payload, source);
+    if (r === "codec_mismatch") this.#d.metrics.backendError(r);
   }
 
   /** A frame for the backend on this call's link (a joiner's audio, labelled with its slot). */
