@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EchoAgent, startEchoAgent } from "../../regional/echo-agent/agent.ts";
 import { ephemeralPlan, type LocalSystem, startLocalSystem } from "../../scripts/lib/local-system.ts";
+import { WAIT_MS } from "../support/wait.ts";
 import {
   clientApplyRestartAnswer,
   clientRestartFrag,
@@ -32,6 +33,8 @@ beforeAll(async () => {
     echoDelayMs: 0,
     backendUrl: agent.url,
     restarts: null,
+    // Every request of these tests comes from one address: the default 20 per 10 s is too few.
+    edgeVars: { RATE_LIMIT_IP_LIMIT: "1000" },
     log: () => {},
   });
 }, 120_000);
@@ -146,10 +149,16 @@ describe("a joined call through the edge", () => {
     const callId = owner.location.split("/").pop()!;
     const joiner = await offerAt(`/v1/realtime/calls/${callId}/participants`);
     // The hub names the leg once its hello arrived (a PATCH before that is 409 participant_connecting).
-    const leg = await until(async () => {
-      const l = await legOf(joiner.location);
-      return l?.state === "connected" ? l : undefined;
-    }, "the leg known at the hub and connected");
+    let seen: LegView | null = null;
+    const leg = await until(
+      async () => {
+        seen = await legOf(joiner.location);
+        return seen?.state === "connected" ? seen : undefined;
+      },
+      () => `the leg known at the hub and connected (last seen: ${JSON.stringify(seen)})`,
+      WAIT_MS,
+      250,
+    );
     expect(leg.legId).toMatch(/^rtc_[A-Za-z0-9_-]{48}$/);
     expect(leg.codec).toBe("opus");
     expect(leg.clientAddress).toMatch(/:\d+$/);
