@@ -68,11 +68,12 @@ export async function getParticipant(c: Context<AppEnv>): Promise<Response> {
   const entry = r.entry!;
   const leg = readParticipantLeg(entry);
   let body: { [k: string]: unknown } = entry;
-  if (leg === undefined) {
+  const cluster = leg ? await legCluster(c, leg) : undefined;
+  if (leg === undefined || (leg !== null && !cluster))
     c.get("log").warn("participant record without a usable leg", { owner: r.owner.name });
+  if (leg === undefined) {
     body = withLegStatus(entry, { state: "unknown" });
   } else if (leg !== null) {
-    const cluster = await legCluster(c, leg);
     const t0 = Date.now();
     const status = cluster ? await legStatus(c, r.s, cluster, leg.legId) : undefined;
     if (cluster) r.hops.push(["leg", cluster.name, Date.now() - t0]);
