@@ -1,8 +1,7 @@
-// Conferences in the cluster stack. The cluster module needs the kubernetes provider, so it cannot
-// be planned here; as for ICE-TCP (ice-tcp.test.ts), the real `terraform` evaluates the module's
-// own variables, locals, counts and dynamic for_each (in a provider-free sandbox), HCL's parser
-// reads the resources, and the root is planned with the module stubbed (stub-root.ts: its
-// `summary` echoes what the root passed) for the peer networks and the operator's messages.
+// Conferences in the cluster module, which needs the kubernetes provider and so cannot be planned
+// here; as for ICE-TCP (ice-tcp.test.ts), the real `terraform` evaluates the module's own
+// variables, locals, counts and dynamic for_each (in a provider-free sandbox), and HCL's parser
+// reads the resources. Through the root and the preview: conference-root.test.ts.
 import { cp, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,11 +11,9 @@ import {
   TERRAFORM_DIR,
   TerraformSandbox,
 } from "../../scripts/terraform/run.ts";
-import { type Json, type JsonObject, loadModule, parseHclFile, type TfModule } from "./hcl.ts";
-import { type PlanResult, StubRoot, TEST_SECRETS } from "./stub-root.ts";
+import { type Json, type JsonObject, loadModule, type TfModule } from "./hcl.ts";
 
 const CLUSTER_DIR = join(TERRAFORM_DIR, "modules", "cluster");
-const EXAMPLE = join(TERRAFORM_DIR, "examples", "global.tfvars");
 /** What the cluster module creates only with conferences on. */
 const CONFERENCE_RESOURCES = [
   "kubernetes_network_policy_v1.conference",
@@ -278,111 +275,5 @@ describe("the cluster module's conference resources (static)", () => {
         "distinct(flatten([for k, c in local.clusters : c.backbone_cidrs if k != each.key]))",
       ),
     });
-  });
-});
-
-describe("the root with conferences, the cluster module stubbed (real terraform)", () => {
-  let stub: StubRoot;
-  let clusters: Record<string, { backbone_cidrs: string[] }>;
-  const withKeys = { ...TEST_SECRETS, TF_VAR_backbone_keys: KEYS };
-  const messages = (r: PlanResult): string[] => r.errors.map(describeDiagnostic).sort();
-
-  beforeAll(async () => {
-    stub = await StubRoot.create();
-    await stub.workspace("cluster-fra1");
-    clusters = ((await parseHclFile(EXAMPLE)) as { clusters: typeof clusters }).clusters;
-  });
-  afterAll(() => stub?.dispose());
-
-  it("passes fra1 the other clusters' backbone_cidrs (not its own) and the conference defaults", async () => {
-    const plan = join(stub.sandbox.dir, "fra1.tfplan");
-    const r = await stub.plan([EXAMPLE], { deploy_cluster: "fra1", conference: "{}" }, withKeys, plan);
-    expect(r.errors.map(describeDiagnostic)).toEqual([]);
-    const shown = await stub.run(["show", "-json", plan]);
-    const doc = JSON.parse(shown.stdout) as {
-      planned_values: { outputs: { cluster: { value: Record<string, JsonObject> } } };
-    };
-    const fra1 = doc.planned_values.outputs.cluster.value.fra1!;
-    const others = Object.entries(clusters)
-      .filter(([k]) => k !== "fra1")
-      .flatMap(([, c]) => c.backbone_cidrs);
-    expect(others.length).toBeGreaterThan(2);
-    expect([...(fra1.conference_peer_cidrs as string[])].sort()).toEqual([...others].sort());
-    expect(fra1.conference_peer_cidrs).not.toContain(clusters.fra1!.backbone_cidrs[0]);
-    expect(fra1.conference).toEqual({ port: 3480, max_participants: 8, nack: true, address: "pod" });
-    // The keyring reaches the module as a sensitive input (the stub's summary leaves it out).
-    expect(fra1).not.toHaveProperty("backbone_keys");
-  });
-
-  it("without conference, nothing is passed on (and no keyring is needed)", async () => {
-    const plan = join(stub.sandbox.dir, "off.tfplan");
-    const r = await stub.plan([EXAMPLE], { deploy_cluster: "fra1" }, TEST_SECRETS, plan);
-    expect(r.errors.map(describeDiagnostic)).toEqual([]);
-    const shown = await stub.run(["show", "-json", plan]);
-    const doc = JSON.parse(shown.stdout) as {
-      planned_values: { outputs: { cluster: { value: Record<string, JsonObject> } } };
-    };
-    expect(doc.planned_values.outputs.cluster.value.fra1!.conference).toBeNull();
-  });
-
-  it("every conference mistake, with the operator's message", async () => {
-    const r = await stub.plan(
-      [EXAMPLE],
-      { deploy_cluster: "fra1", conference: '{ port = 3479, max_participants = 65, address = "lb" }' },
-      TEST_SECRETS,
-    );
-    expect(messages(r)).toEqual(
-      [
-        "conference.port must be a whole UDP port from 1024 to 65535 (the transceiver runs without privileges) other than 3479 (its backbone port); got 3479.",
-        "conference.max_participants must be a whole number from 2 to 64 (the owner's client included); got 65.",
-        'conference.address must be "pod" (advertise the pod IP) or "node" (the node IP, with a hostPort); got lb.',
-        "conference needs the backbone keyring: set TF_VAR_backbone_keys (GR_BACKBONE_KEYS, the same on every cluster), or leave conference null.",
-      ].sort(),
-    );
-    const one = await stub.plan(
-      [EXAMPLE],
-      { deploy_cluster: "fra1", conference: "{ max_participants = 1 }" },
-      withKeys,
-    );
-    expect(messages(one)).toEqual([
-      "conference.max_participants must be a whole number from 2 to 64 (the owner's client included); got 1.",
-    ]);
-    const low = await stub.plan([EXAMPLE], { deploy_cluster: "fra1", conference: "{ port = 80 }" }, withKeys);
-    expect(messages(low)).toEqual([
-      "conference.port must be a whole UDP port from 1024 to 65535 (the transceiver runs without privileges) other than 3479 (its backbone port); got 80.",
-    ]);
-  });
-
-  it("a misspelt conference attribute is an error, not a silent default", async () => {
-    const r = await stub.plan(
-      [EXAMPLE],
-      { deploy_cluster: "fra1", conference: "{ max_participant = 4 }" },
-      withKeys,
-    );
-    expect(messages(r)).toEqual([
-      "anycast, edge, images and conference may only set the attributes their types declare (Terraform would drop any other silently, so a misspelt optional attribute would take its default); unknown: conference.max_participant (expected one of address, max_participants, nack, port).",
-    ]);
-  });
-
-  it("a bad keyring is refused without its value appearing in Terraform's output", async () => {
-    const secret = Buffer.alloc(40, 5).toString("base64");
-    for (const [keys, message] of [
-      [
-        `16:${secret}`,
-        'backbone_keys must be "id:base64,id:base64" with ids 0-15 and secrets of at least 32 bytes (44 base64 characters).',
-      ],
-      [`1:${secret},1:${secret}`, "backbone_keys lists a key id more than once."],
-    ] as const) {
-      const r = await stub.plan(
-        [EXAMPLE],
-        { deploy_cluster: "fra1", conference: "{}" },
-        {
-          ...TEST_SECRETS,
-          TF_VAR_backbone_keys: keys,
-        },
-      );
-      expect(messages(r)).toEqual([message]);
-      expect(r.stdout + r.stderr).not.toContain(secret);
-    }
   });
 });
