@@ -77,7 +77,8 @@ variable "conference" {
   default     = null
 }
 
-# ---- Secrets: sensitive, no defaults, only from the environment (TF_VAR_...) or a secret store.
+# ---- Secrets: sensitive, no defaults (but backbone_keys: null, needed only with conference), only
+# from the environment (TF_VAR_...) or a secret store.
 
 variable "hint_keys" {
   description = "GR_HINT_KEYS: routing-hint keyring \"id:base64,id:base64\". Set TF_VAR_hint_keys; never in a file."
