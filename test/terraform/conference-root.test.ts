@@ -9,11 +9,11 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { renderTopologyJson, TopologyRenderError } from "../../scripts/terraform/render-topology.ts";
 import { describeDiagnostic, TERRAFORM_DIR } from "../../scripts/terraform/run.ts";
+import { KEYS } from "./cluster-eval.ts";
 import { type JsonObject, parseHclFile } from "./hcl.ts";
 import { type PlanResult, StubRoot, TEST_SECRETS } from "./stub-root.ts";
 
 const EXAMPLE = join(TERRAFORM_DIR, "examples", "global.tfvars");
-const KEYS = `1:${Buffer.alloc(32, 7).toString("base64")}`;
 const dir = mkdtempSync(join(tmpdir(), "gr-tf-conference-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -2,119 +2,33 @@
 // here; as for ICE-TCP (ice-tcp.test.ts), the real `terraform` evaluates the module's own
 // variables, locals, counts and dynamic for_each (in a provider-free sandbox), and HCL's parser
 // reads the resources. Through the root and the preview: conference-root.test.ts.
-import { cp, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  describeDiagnostic,
-  streamDiagnostics,
-  TERRAFORM_DIR,
-  TerraformSandbox,
-} from "../../scripts/terraform/run.ts";
+  CONFERENCE_MAX_KEY_ID,
+  DEFAULT_CONFERENCE_MAX_PARTICIPANTS,
+  loadConfig,
+} from "../../regional/transceiver/config.ts";
+import { renderTopologyJson } from "../../scripts/terraform/render-topology.ts";
+import { TERRAFORM_DIR } from "../../scripts/terraform/run.ts";
+import { CLUSTER_DIR, ClusterEvaluator, clusterInputs, KEYS } from "./cluster-eval.ts";
 import { type Json, type JsonObject, loadModule, type TfModule } from "./hcl.ts";
 
-const CLUSTER_DIR = join(TERRAFORM_DIR, "modules", "cluster");
 /** What the cluster module creates only with conferences on. */
 const CONFERENCE_RESOURCES = [
   "kubernetes_network_policy_v1.conference",
   "kubernetes_secret_v1.backbone_keys",
 ];
-const KEYS = `1:${Buffer.alloc(32, 7).toString("base64")}`;
 /** Locals worth reading whole (the rest are reached through counts and dynamic blocks). */
 const SHOWN = ["conference_env", "conference_annotations", "conference_ingress_cidrs"];
 
 const ref = (expr: string): string => `\${${expr}}`;
 const blocks = (v: Json | undefined): JsonObject[] => (Array.isArray(v) ? (v as JsonObject[]) : []);
-const usesOnlyInputs = (expr: string): boolean => !/\b(kubernetes_|data\.|module\.)/.test(expr);
 
 let cluster: TfModule;
 let root: TfModule;
-let sandbox: TerraformSandbox;
-let evalDir: string;
-
-/** Every dynamic block's for_each in a resource body, however deep, with a path naming it. */
-function dynamics(v: Json, path: string, out: Record<string, string>): void {
-  if (Array.isArray(v)) {
-    for (const [i, x] of v.entries()) dynamics(x, `${path}${v.length > 1 ? i : ""}`, out);
-  } else if (v !== null && typeof v === "object")
-    for (const [k, x] of Object.entries(v)) {
-      if (k === "dynamic")
-        for (const [name, list] of Object.entries(x as JsonObject))
-          blocks(list).forEach((d, i) => {
-            if (typeof d.for_each === "string") out[`${path}__${name}__${i}`] = d.for_each;
-          });
-      else dynamics(x, path, out);
-    }
-}
-
-/**
- * The module's variables.tf and the locals that read only inputs (not the namespace resource),
- * with one output per count, per dynamic for_each that reads only inputs, and per SHOWN local.
- */
-async function writeEvaluator(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true });
-  await cp(join(CLUSTER_DIR, "variables.tf"), join(dir, "variables.tf"));
-  const locals: Record<string, Json> = {};
-  const pending = new Map(Object.entries(cluster.locals));
-  for (let changed = true; changed; ) {
-    changed = false;
-    for (const [k, v] of pending) {
-      const text = JSON.stringify(v);
-      const needs = [...text.matchAll(/local\.([a-z_0-9]+)/g)].map((m) => m[1]!);
-      if (!usesOnlyInputs(text)) pending.delete(k);
-      else if (needs.every((n) => n in locals)) {
-        locals[k] = v;
-        pending.delete(k);
-        changed = true;
-      }
-    }
-  }
-  const output: Record<string, { value: Json }> = {};
-  for (const [key, r] of Object.entries(cluster.resources)) {
-    const id = key.replace(".", "__");
-    if (r.count !== undefined) output[`count__${id}`] = { value: r.count };
-    const found: Record<string, string> = {};
-    dynamics(r, `dynamic__${id}`, found);
-    for (const [name, each] of Object.entries(found)) {
-      const needs = [...each.matchAll(/local\.([a-z_0-9]+)/g)].map((m) => m[1]!);
-      if (usesOnlyInputs(each) && needs.every((n) => n in locals)) output[name] = { value: each };
-    }
-  }
-  for (const l of SHOWN) output[l] = { value: ref(`local.${l}`) };
-  await writeFile(join(dir, "main.tf.json"), JSON.stringify({ locals, output }, null, 2));
-}
-
-/** Every input of the cluster module, with these conference settings. */
-function clusterInputs(over: object) {
-  return {
-    cluster_name: "fra1",
-    cluster_id: 1,
-    namespace: "global-relay",
-    backbone: "198.51.100.10:5100",
-    signalling_url: "https://fra1.signal.example.net",
-    backend_url: "wss://agent.example.net/v1/voice",
-    peer_cidrs: ["203.0.113.0/29"],
-    capacity: 1000,
-    transceivers_min: 2,
-    transceivers_max: 16,
-    sessions_per_pod: 200,
-    relay_replicas: 2,
-    gateway_replicas: 2,
-    service_annotations: {},
-    drain_seconds: 300,
-    relay_image: "ghcr.io/example/relay:1.0.0",
-    transceiver_image: "ghcr.io/example/transceiver:1.0.0",
-    redis_image: "redis:7.4-alpine",
-    topology_json: "{}",
-    hint_keys: KEYS,
-    call_id_keys: KEYS,
-    cluster_secret: KEYS,
-    conference: null,
-    conference_peer_cidrs: [],
-    backbone_keys: null,
-    ...over,
-  };
-}
+let evaluator: ClusterEvaluator;
+const evaluate = (inputs: object) => evaluator.evaluate(inputs);
 
 const ON = {
   conference: { port: 3480, max_participants: 8, nack: true, address: "pod" },
@@ -122,38 +36,13 @@ const ON = {
   backbone_keys: KEYS,
 };
 
-let scenario = 0;
-/** Applies the evaluator (outputs only, local state in the sandbox): its outputs, or the errors. */
-async function evaluate(inputs: object): Promise<{ outputs: Record<string, Json>; errors: string[] }> {
-  const vars = join(sandbox.dir, `cluster-${scenario++}.tfvars.json`);
-  await writeFile(vars, JSON.stringify(inputs));
-  const r = await sandbox.run(evalDir, [
-    "apply",
-    "-auto-approve",
-    "-input=false",
-    "-json",
-    `-var-file=${vars}`,
-  ]);
-  const errors = streamDiagnostics(r.stdout)
-    .filter((d) => d.severity === "error")
-    .map(describeDiagnostic);
-  if (errors.length > 0 || r.code !== 0) return { outputs: {}, errors: errors.length ? errors : [r.stderr] };
-  const out = await sandbox.run(evalDir, ["output", "-json"]);
-  const parsed = JSON.parse(out.stdout) as Record<string, { value: Json }>;
-  return { outputs: Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, v.value])), errors: [] };
-}
-
 const STS = "dynamic__kubernetes_stateful_set_v1__transceiver";
 
 beforeAll(async () => {
   [cluster, root] = await Promise.all([loadModule(CLUSTER_DIR), loadModule(TERRAFORM_DIR)]);
-  sandbox = await TerraformSandbox.create();
-  evalDir = join(sandbox.dir, "cluster-eval");
-  await writeEvaluator(evalDir);
-  const init = await sandbox.init(evalDir);
-  if (init.code !== 0) throw new Error(`terraform init of the evaluator failed:\n${init.stderr}`);
+  evaluator = await ClusterEvaluator.create(cluster, SHOWN);
 });
-afterAll(() => sandbox?.dispose());
+afterAll(() => evaluator?.dispose());
 
 describe("the cluster module's conference resources, evaluated by the real terraform", () => {
   it("with conference null: nothing of it, the transceiver pods as before", async () => {
@@ -206,6 +95,47 @@ describe("the cluster module's conference resources, evaluated by the real terra
       CONFERENCE_MAX_PARTICIPANTS: "3",
       CONFERENCE_NACK: "0",
     });
+  });
+
+  it("renders an environment the transceiver's own config loader accepts, as intended", async () => {
+    const { outputs, errors } = await evaluate(
+      clusterInputs({ ...ON, conference: { ...ON.conference, max_participants: 5, nack: false } }),
+    );
+    expect(errors).toEqual([]);
+    // What Kubernetes hands the process: $(POD_IP) expanded, the keyrings from the Secrets.
+    const rendered = Object.fromEntries(
+      Object.entries(outputs.conference_env as Record<string, string>).map(([k, v]) => [
+        k,
+        v.replace("$(POD_IP)", "10.8.3.17"),
+      ]),
+    );
+    const topology = await renderTopologyJson([join(TERRAFORM_DIR, "examples", "global.tfvars")]);
+    const cfg = loadConfig(
+      {
+        CLUSTER_ID: "1",
+        TRANSCEIVER_ID: "3",
+        TOPOLOGY_FILE: "/etc/global-relay/topology.json",
+        TRANSCEIVER_UDP: "0.0.0.0:3479",
+        GR_HINT_KEYS: KEYS,
+        GR_CALL_ID_KEYS: KEYS,
+        GR_CLUSTER_SECRET: KEYS,
+        GR_BACKBONE_KEYS: KEYS,
+        ...rendered,
+      },
+      () => topology.json,
+    );
+    expect(cfg.conference).toMatchObject({
+      bind: { host: "0.0.0.0", port: 3480 },
+      advertise: { host: "10.8.3.17", port: 3480 },
+      maxParticipants: 5,
+      nack: false,
+    });
+    expect(cfg.conference!.keys.active.id).toBe(1);
+    // The hub's hello check uses every cluster's backboneCidrs from the same topology.
+    expect(cfg.conference!.cidrs.length).toBe(5);
+    // The settings' ranges are the transceiver's (key ids; the default limit).
+    expect(CONFERENCE_MAX_KEY_ID).toBe(15);
+    expect(DEFAULT_CONFERENCE_MAX_PARTICIPANTS).toBe(8);
   });
 
   it("refuses a peer network open to the world, naming the cluster", async () => {
