@@ -22,6 +22,7 @@ import { backboneKeys } from "./helpers/conference.ts";
 import { until } from "./helpers/harness.ts";
 
 const keys = backboneKeys();
+const LEG_ID = "rtc_EQACAAcBAgMEBQYHCAkKCwwNDg9c5WWlpdqsXLhQtWlKS_XQ";
 const mac = nodeMac(keys);
 const leaf = createSocket("udp4");
 let sock: ConferenceSocket;
@@ -39,6 +40,7 @@ function fakeCall() {
       media: { codec: AudioCodec.opus, opusFec: false },
       sendToBackend: () => {},
       playToClient: () => {},
+      sendEventToBackend: (text: string) => said.push(`event ${text}`),
       announce: (type: "joined" | "left", id: string, slot: number, reason?: string) =>
         said.push(`${type} ${id} ${slot} ${reason ?? ""}`.trim()),
     },
@@ -61,6 +63,7 @@ function sendHello(from: Socket, a: { conferenceId: string; slot: number; partic
     ipv6: false,
     port,
     ip: Uint8Array.of(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 127, 0, 0, 1),
+    legId: LEG_ID,
   });
   const end = encodeConferenceFrame(buf, 0, h, null, mac);
   from.send(buf.subarray(0, end), sock.address.port, "127.0.0.1");
@@ -105,23 +108,26 @@ describe("the hub's deadlines", () => {
     await new Promise<void>((r) => l.bind(0, "127.0.0.1", () => r()));
     const got: Buffer[] = [];
     l.on("message", (m) => got.push(m));
+    // The socket's own timer ticks both hubs too: frames are told apart by conference id.
+    const of = (a: { conferenceId: string }) => (f: Buffer) =>
+      f.subarray(4, 12).toString("hex") === a.conferenceId;
     sendHello(l, a1);
-    await until(() => got.length >= 1, "h1's answer");
+    const k1 = await until(() => got.find(of(a1)), "h1's answer");
     sendHello(l, a2);
-    await until(() => got.length >= 2, "h2's answer");
-    expect(rosterOf(got[0]!)).toEqual([
+    const k2 = await until(() => got.find(of(a2)), "h2's answer");
+    expect(rosterOf(k1)).toEqual([
       [1, "owner"],
       [2, a1.participantId],
     ]);
-    expect(rosterOf(got[1]!)).toEqual([
+    expect(rosterOf(k2)).toEqual([
       [1, "owner"],
       [2, a2.participantId],
     ]);
     // h1's next keepalive, after h2 changed its own roster, still lists h1's participant.
     const before = got.length;
     h1.tick(performance.now() + 1000);
-    await until(() => got.length > before, "h1's keepalive");
-    expect(rosterOf(got.at(-1)!)).toEqual([
+    const k = await until(() => got.slice(before).find(of(a1)), "h1's keepalive");
+    expect(rosterOf(k)).toEqual([
       [1, "owner"],
       [2, a1.participantId],
     ]);
@@ -147,7 +153,10 @@ describe("the hub's deadlines", () => {
       [a.slot, a.participantId],
     ]);
     expect(said).toEqual([`joined ${a.participantId} ${a.slot}`]);
-    expect(hub.list(0)[1]).toMatchObject({ state: "connected", leg: { clusterId: 2, transceiverId: 3 } });
+    expect(hub.list(0)[1]).toMatchObject({
+      state: "connected",
+      leg: { clusterId: 2, transceiverId: 3, legId: LEG_ID },
+    });
     hub.tick(performance.now() + SILENCE_MS);
     expect(said).toEqual([
       `joined ${a.participantId} ${a.slot}`,

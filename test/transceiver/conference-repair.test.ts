@@ -1,5 +1,6 @@
-// Per-hop repair on a real conference hop: a UDP forwarder between a leg and its hub drops every
-// 20th media frame from the leg (5 %, deterministic). With NACK the hub asks for each gap and the
+// Per-hop repair on a real conference hop: a UDP forwarder between a leg and its hub (both ways:
+// the leg advertises the forwarder's address, as the hub only takes a participant's frames from
+// the address its hello names) drops every 20th media frame from the leg (5 %, deterministic). With NACK the hub asks for each gap and the
 // leg's history sends it again, so nothing is lost; with CONFERENCE_NACK=0 at the hub the same
 // 5 % stay lost. (The statistical measurement with delay is test/cascade/repair.test.ts.)
 import { createSocket, type Socket } from "node:dgram";
@@ -15,27 +16,44 @@ afterAll(async () => {
   for (const c of cleanup.reverse()) await c();
 });
 
-/** Forwards datagrams to `to`, dropping every `every`-th media frame. */
-async function lossyForwarder(to: { host: string; port: number }, every: number) {
+/** Forwards the leg's datagrams to the hub, dropping every `every`-th media frame, and the hub's back. */
+async function lossyForwarder(every: number) {
   const s: Socket = createSocket("udp4");
   await new Promise<void>((r) => s.bind(0, "127.0.0.1", () => r()));
   let media = 0;
   let dropped = 0;
-  s.on("message", (msg) => {
+  let hub: { host: string; port: number } | undefined;
+  let leg: number | undefined;
+  s.on("message", (msg, from) => {
+    if (hub === undefined) return;
+    if (from.port === hub.port) {
+      if (leg !== undefined) s.send(msg, leg, "127.0.0.1");
+      return;
+    }
+    leg = from.port;
     if (msg[2] === ConferenceKind.media && ++media % every === 0) {
       dropped++;
       return;
     }
-    s.send(msg, to.port, to.host);
+    s.send(msg, hub.port, hub.host);
   });
   cleanup.push(() => new Promise((r) => s.close(() => r())));
-  return { port: s.address().port, dropped: () => dropped };
+  return {
+    port: s.address().port,
+    dropped: () => dropped,
+    to: (h: { host: string; port: number }) => {
+      hub = h;
+    },
+  };
 }
 
 async function run(nack: boolean) {
   const keys = backboneKeys();
+  const fwd = await lossyForwarder(20);
   const hub: Harness = await startConferenceHarness(1, keys, { nack });
-  const leg: Harness = await startConferenceHarness(2, keys);
+  const advertise = { host: "127.0.0.1", port: fwd.port, ipv6: false };
+  const leg: Harness = await startConferenceHarness(2, keys, { advertise });
+  fwd.to(hub.t.conferences!.socket.address);
   cleanup.push(
     () => leg.close(),
     () => hub.close(),
@@ -43,7 +61,6 @@ async function run(nack: boolean) {
   const { client: owner, callId } = await hub.connectClient({ codecs: "opus" });
   const a = await hub.call("POST", `/v1/calls/${callId}/participants`, {});
   const admission = (await a.json()) as { participantId: string; hub: { address: string } };
-  const fwd = await lossyForwarder(hub.t.conferences!.socket.address, 20);
   const joiner = createTestClient({ codecs: "opus" });
   cleanup.push(() => joiner.close());
   const res = await leg.call("POST", "/v1/legs", {

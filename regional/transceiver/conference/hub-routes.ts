@@ -13,6 +13,7 @@ import {
   readAudioFrameHeader,
 } from "../backend-protocol.ts";
 import { Mixer } from "../shell/mixer.ts";
+import type { LegBinding } from "./addr.ts";
 import type { ConferenceLink } from "./link.ts";
 import type { ConferenceMetrics } from "./metrics.ts";
 
@@ -22,6 +23,8 @@ export interface HubCall {
   readonly media: { codec: number; opusFec: boolean };
   sendToBackend(h: AudioFrameHeader, payload: Uint8Array): void;
   playToClient(h: AudioFrameHeader, payload: Uint8Array): void;
+  /** A text event for the backend (a joiner's, tagged). */
+  sendEventToBackend(text: string): void;
   /** participant.joined / participant.left to the backend and the owner's `oai-events`. */
   announce(
     type: "joined" | "left",
@@ -39,8 +42,11 @@ export interface Joiner {
   readonly admittedAt: number;
   /** Wall clock of the hello. */
   joinedAt: number | null;
-  leg: { clusterId: number; transceiverId: number } | null;
+  /** The leg of its first hello: frames from any other are dropped (wrong_leg). */
+  leg: LegBinding | null;
   readonly link: ConferenceLink;
+  /** Its events, in order, for the backend. */
+  readonly deliver: (text: string) => void;
 }
 
 export class HubRoutes {
@@ -55,6 +61,11 @@ export class HubRoutes {
   constructor(call: HubCall, m: ConferenceMetrics) {
     this.#call = call;
     this.#m = m;
+  }
+
+  /** Connected joiners (read only: replaced, never changed in place). */
+  get live(): readonly Joiner[] {
+    return this.#live;
   }
 
   bySlot(slot: number): Joiner | undefined {
