@@ -4,7 +4,6 @@
 import { createSocket, type Socket } from "node:dgram";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeMac } from "../../regional/common/hmac.ts";
-import { AudioCodec } from "../../regional/transceiver/backend-protocol.ts";
 import { HELLO_DEADLINE_MS, HubConference, SILENCE_MS } from "../../regional/transceiver/conference/hub.ts";
 import { ConferenceMetrics } from "../../regional/transceiver/conference/metrics.ts";
 import { ConferenceSocket } from "../../regional/transceiver/conference/socket.ts";
@@ -18,7 +17,7 @@ import {
   parseConferenceIdHex,
 } from "../../shared/conference/frame.ts";
 import { decodeRoster, encodeHello, newRosterEntries } from "../../shared/conference/payloads.ts";
-import { backboneKeys } from "./helpers/conference.ts";
+import { backboneKeys, fakeHubCall } from "./helpers/conference.ts";
 import { until } from "./helpers/harness.ts";
 
 const keys = backboneKeys();
@@ -30,22 +29,6 @@ afterAll(async () => {
   leaf.close();
   await sock?.close();
 });
-
-function fakeCall() {
-  const said: string[] = [];
-  return {
-    said,
-    call: {
-      callId: "rtc_test",
-      media: { codec: AudioCodec.opus, opusFec: false },
-      sendToBackend: () => {},
-      playToClient: () => {},
-      sendEventToBackend: (text: string) => said.push(`event ${text}`),
-      announce: (type: "joined" | "left", id: string, slot: number, reason?: string) =>
-        said.push(`${type} ${id} ${slot} ${reason ?? ""}`.trim()),
-    },
-  };
-}
 
 function sendHello(from: Socket, a: { conferenceId: string; slot: number; participantId: string }): void {
   const port = from.address().port;
@@ -85,7 +68,7 @@ describe("the hub's deadlines", () => {
       conferenceWithDefaults(keys),
       new ConferenceMetrics(new TransceiverMetrics(1)),
     );
-    const { said, call } = fakeCall();
+    const { said, call } = fakeHubCall();
     const hub = new HubConference(sock, call, { clusterId: 1, transceiverId: 1 }, () => {});
     const a = hub.admit(1000);
     hub.tick(1000 + HELLO_DEADLINE_MS - 1);
@@ -97,8 +80,8 @@ describe("the hub's deadlines", () => {
   });
 
   it("keeps one roster per conference: two hubs on one socket list only their own", async () => {
-    const one = fakeCall();
-    const two = fakeCall();
+    const one = fakeHubCall();
+    const two = fakeHubCall();
     const h1 = new HubConference(sock, one.call, { clusterId: 1, transceiverId: 1 }, () => {});
     const h2 = new HubConference(sock, two.call, { clusterId: 1, transceiverId: 1 }, () => {});
     expect(sock.register(h1) && sock.register(h2)).toBe(true);
@@ -139,7 +122,7 @@ describe("the hub's deadlines", () => {
   });
 
   it("answers a hello with a roster that lists the leaf, and removes it after 3 s of silence", async () => {
-    const { said, call } = fakeCall();
+    const { said, call } = fakeHubCall();
     const hub = new HubConference(sock, call, { clusterId: 1, transceiverId: 1 }, () => {});
     expect(sock.register(hub)).toBe(true);
     const a = hub.admit(performance.now());

@@ -3,11 +3,16 @@
 // the address its hello names) drops every 20th media frame from the leg (5 %, deterministic). With NACK the hub asks for each gap and the
 // leg's history sends it again, so nothing is lost; with CONFERENCE_NACK=0 at the hub the same
 // 5 % stay lost. (The statistical measurement with delay is test/cascade/repair.test.ts.)
-import { createSocket, type Socket } from "node:dgram";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConferenceKind } from "../../shared/conference/frame.ts";
 import { createTestClient } from "./helpers/client.ts";
-import { backboneKeys, eventsOf, sendTone, startConferenceHarness } from "./helpers/conference.ts";
+import {
+  backboneKeys,
+  eventsOf,
+  lossyForwarder,
+  sendTone,
+  startConferenceHarness,
+} from "./helpers/conference.ts";
 import type { Harness } from "./helpers/harness.ts";
 import { until } from "./helpers/harness.ts";
 
@@ -16,43 +21,13 @@ afterAll(async () => {
   for (const c of cleanup.reverse()) await c();
 });
 
-/** Forwards the leg's datagrams to the hub, dropping every `every`-th media frame, and the hub's back. */
-async function lossyForwarder(every: number) {
-  const s: Socket = createSocket("udp4");
-  await new Promise<void>((r) => s.bind(0, "127.0.0.1", () => r()));
-  let media = 0;
-  let dropped = 0;
-  let hub: { host: string; port: number } | undefined;
-  let leg: number | undefined;
-  s.on("message", (msg, from) => {
-    if (hub === undefined) return;
-    if (from.port === hub.port) {
-      if (leg !== undefined) s.send(msg, leg, "127.0.0.1");
-      return;
-    }
-    leg = from.port;
-    if (msg[2] === ConferenceKind.media && ++media % every === 0) {
-      dropped++;
-      return;
-    }
-    s.send(msg, hub.port, hub.host);
-  });
-  cleanup.push(() => new Promise((r) => s.close(() => r())));
-  return {
-    port: s.address().port,
-    dropped: () => dropped,
-    to: (h: { host: string; port: number }) => {
-      hub = h;
-    },
-  };
-}
-
 async function run(nack: boolean) {
   const keys = backboneKeys();
-  const fwd = await lossyForwarder(20);
+  let media = 0;
+  const fwd = await lossyForwarder((msg) => msg[2] === ConferenceKind.media && ++media % 20 === 0);
+  cleanup.push(fwd.close);
   const hub: Harness = await startConferenceHarness(1, keys, { nack });
-  const advertise = { host: "127.0.0.1", port: fwd.port, ipv6: false };
-  const leg: Harness = await startConferenceHarness(2, keys, { advertise });
+  const leg: Harness = await startConferenceHarness(2, keys, { advertise: fwd.advertise });
   fwd.to(hub.t.conferences!.socket.address);
   cleanup.push(
     () => leg.close(),
