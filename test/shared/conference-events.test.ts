@@ -3,8 +3,9 @@
 // hold overflows, wraparound) and the keepalive timing echo's round trip (RttEstimator).
 import { describe, expect, it } from "vitest";
 import { EVENT_HOLD, EventInbox } from "../../shared/conference/event-inbox.ts";
-import { NACK_GIVE_UP_MS } from "../../shared/conference/gap-tracker.ts";
+import { GapTracker, NACK_GIVE_UP_MS } from "../../shared/conference/gap-tracker.ts";
 import { KEEPALIVE_TIMING_BYTES, RttEstimator } from "../../shared/conference/keepalive.ts";
+import { EVENT_STREAM_FLAG, newNackEntries } from "../../shared/conference/payloads.ts";
 
 function inbox() {
   const out: string[] = [];
@@ -47,11 +48,52 @@ describe("EventInbox", () => {
     expect(ib.lost).toBe(1);
   });
 
+  it("a horizon (the sender's next seq) opens a gap with nothing held: given up after the timeout", () => {
+    const { ib, out, push } = inbox();
+    push(0, 0);
+    ib.horizon(3, 10); // seqs 1 and 2 were sent, never came
+    expect(ib.tick(10 + NACK_GIVE_UP_MS - 1, (t) => out.push(t))).toBe(0);
+    push(1, 20); // one repaired in time
+    expect(out).toEqual(["e0", "e1"]);
+    expect(ib.tick(10 + NACK_GIVE_UP_MS, (t) => out.push(t))).toBe(1);
+    push(3, 600);
+    expect(out).toEqual(["e0", "e1", "e3"]);
+    ib.horizon(4, 700); // nothing new missing
+    expect(ib.tick(5000, (t) => out.push(t))).toBe(0);
+  });
+
   it("wraps around at 65535", () => {
     const { out, push } = inbox();
     for (let s = 0; s < 65536 + 3; s++) push(s & 0xffff);
     expect(out).toHaveLength(65536 + 3);
     expect(out.at(-1)).toBe("e2");
+  });
+});
+
+describe("GapTracker.expectBefore (an event stream's announced next seq)", () => {
+  it("makes the seqs that never came missing, NACKs them, and takes them as repairs", () => {
+    const g = new GapTracker(EVENT_STREAM_FLAG | 2);
+    g.expectBefore(0, 0); // nothing sent yet: nothing missing
+    expect(g.missing).toBe(0);
+    expect(g.onPacket(0, 0)).toBe("new");
+    g.expectBefore(3, 10); // 1 and 2 sent, the last of a burst, never came
+    expect(g.missing).toBe(2);
+    const e = newNackEntries();
+    expect(g.due(10, e, 0)).toBe(1);
+    expect(e[0]).toEqual({ sourceSlot: EVENT_STREAM_FLAG | 2, firstSeq: 1, bitmask: 1 });
+    expect(g.onPacket(2, 30)).toBe("repaired"); // the announced highest, not a duplicate
+    expect(g.onPacket(2, 31)).toBe("duplicate");
+    expect(g.onPacket(1, 32)).toBe("repaired");
+    expect(g.missing).toBe(0);
+    g.expectBefore(3, 40); // said again: nothing new
+    expect(g.missing).toBe(0);
+  });
+
+  it("a stream whose first events never came starts missing from seq 0", () => {
+    const g = new GapTracker(EVENT_STREAM_FLAG);
+    g.expectBefore(2, 0);
+    expect(g.missing).toBe(2);
+    expect(g.onPacket(0, 1)).toBe("late"); // before any NACK went out
   });
 });
 

@@ -51,7 +51,7 @@ const VECTORS: Record<string, string> = {
   hello:
     "471603050102030405060708000200000000000141414543417751464267634943516f4c00030004049c40c633641411000200070102030405060708090a0b0c0d0e0f5ce565a5a5daac5cb850b5694a4bf5d0662413354a3020b738805cb4d341d314",
   keepalive:
-    "471605050102030405060708000000020000000800989680004c4b40000003e802000100000000000000000000000000000000000241414543417751464267634943516f4c854ff95018386d8c28a090d058bc72e4",
+    "471605050102030405060708000000020000000800989680004c4b40000003e8000402000100000000000000000000000000000000000241414543417751464267634943516f4c14db59d740ded0009cc4287e3a385183",
   event:
     "471606050102030405060708000000020000000a00037b2274797065223a22726573706f6e73652e646f6e65227dc11ebe8d428d36bc4cfc867c0c4d4e38",
   eventNack: "471602050102030405060708000200000000000b0001800000010001adf5e0278a25810658b32290c2923b0b",
@@ -102,8 +102,8 @@ function build(name: string): Uint8Array {
       r[0]!.participantId = "owner";
       r[1]!.slot = 2;
       r[1]!.participantId = "prt_AAECAwQFBgcICQoL";
-      // sent 10 s, echo 5 s, held 1 ms (µs)
-      const t = writeTiming(buf, p, 10_000_000, 5_000_000, 1000);
+      // sent 10 s, echo 5 s, held 1 ms (µs), next event seq 4
+      const t = writeTiming(buf, p, 10_000_000, 5_000_000, 1000, 4);
       h.payloadLength = t + encodeRoster(buf, p + t, r, 2);
     } else if (name === "event") {
       h = header(ConferenceKind.event, 0, 2, 10);
@@ -353,9 +353,9 @@ describe("conference payloads", () => {
       r[i]!.participantId = `prt_AAAAAAAAAAAAAAA${"ABCDEFGH"[i]}`;
     }
     const buf = new Uint8Array(300);
-    writeTiming(buf, 0, 1, 0, 0);
-    const len = 12 + encodeRoster(buf, 12, r, 8);
-    expect(len).toBe(12 + 1 + 18 * 8);
+    writeTiming(buf, 0, 1, 0, 0, 0);
+    const len = 14 + encodeRoster(buf, 14, r, 8);
+    expect(len).toBe(14 + 1 + 18 * 8);
     const out = newRosterEntries();
     expect(decodeRoster(buf, 0, len, out)).toBe(8);
     expect(out.slice(0, 8).map((e) => [e.slot, e.participantId])).toEqual(
@@ -364,10 +364,10 @@ describe("conference payloads", () => {
     const first = out[3]!.participantId;
     expect(decodeRoster(buf, 0, len, out)).toBe(8);
     expect(out[3]!.participantId).toBe(first);
-    expect(decodeRoster(buf, 0, 12, out)).toBe(-1); // a leaf's keepalive: timing only, no roster
+    expect(decodeRoster(buf, 0, 14, out)).toBe(-1); // a leaf's keepalive: timing only, no roster
     expect(decodeRoster(buf, 0, 0, out)).toBe(-1); // no timing block: malformed
     expect(encodeRoster(buf, 0, r, 65)).toBe(-1);
-    buf[12 + 1 + 18 + 2 + 5] = 0; // a prt_ id with one zero byte
+    buf[14 + 1 + 18 + 2 + 5] = 0; // a prt_ id with one zero byte
     expect(decodeRoster(buf, 0, len, out)).toBe(-1);
   });
 

@@ -18,6 +18,7 @@ import {
   newConferenceHeader,
   parseConferenceIdHex,
 } from "../../shared/conference/frame.ts";
+import { KEEPALIVE_TIMING_BYTES } from "../../shared/conference/keepalive.ts";
 import { encodeRoster, newRosterEntries } from "../../shared/conference/payloads.ts";
 import { backboneKeys, conferenceFrame, fakeHubCall, helloPayload } from "./helpers/conference.ts";
 import { until } from "./helpers/harness.ts";
@@ -162,8 +163,8 @@ describe("a leg", () => {
     const roster = newRosterEntries();
     Object.assign(roster[0]!, { slot: 1, participantId: "owner" });
     Object.assign(roster[1]!, { slot: 2, participantId: "prt_AAECAwQFBgcICQoL" });
-    const payload = new Uint8Array(12 + 1 + 36);
-    encodeRoster(payload, 12, roster, 2);
+    const payload = new Uint8Array(KEEPALIVE_TIMING_BYTES + 1 + 36);
+    encodeRoster(payload, KEEPALIVE_TIMING_BYTES, roster, 2);
     const deliver = (dest: number, counter: number) => {
       const f = Buffer.from(
         conferenceFrame(

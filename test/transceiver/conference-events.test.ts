@@ -131,14 +131,14 @@ describe("events across the cascade", () => {
 });
 
 describe("event repair on a lossy hop", () => {
-  /** A joined call whose leg -> hub hop drops the leg's event frames with seq 1 and 2 once each. */
-  async function lossy(nack: boolean) {
+  /** A joined call whose leg -> hub hop drops the leg's event frames with seqs `drop` once each. */
+  async function lossy(nack: boolean, drop = [1, 2]) {
     const keys = backboneKeys();
     const dropped = new Set<number>();
     const fwd = await lossyForwarder((msg) => {
       if (msg[2] !== ConferenceKind.event) return false;
       const seq = (msg[20]! << 8) | msg[21]!;
-      if ((seq !== 1 && seq !== 2) || dropped.has(seq)) return false;
+      if (!drop.includes(seq) || dropped.has(seq)) return false;
       dropped.add(seq);
       return true;
     });
@@ -188,5 +188,25 @@ describe("event repair on a lossy hop", () => {
     );
     expect(lost).toEqual({ type: "transceiver.events_lost", direction: "to_backend", lost: 2 });
     expect(agentEvents(hub, "ping").map((e) => e.event_id)).toEqual(["e0", "e3", "e4"]);
+  });
+
+  it("the last event of a burst lost: the keepalive's next event seq reveals it, NACK repairs it", async () => {
+    const { hub, dropped } = await lossy(true, [4]);
+    const ids = await until(() => {
+      const got = agentEvents(hub, "ping").map((e) => e.event_id);
+      return got.length >= 5 ? got : undefined;
+    }, "five pings at the backend");
+    expect(dropped.size).toBe(1);
+    expect(ids).toEqual(["e0", "e1", "e2", "e3", "e4"]);
+  });
+
+  it("the last event lost without NACK: the joiner is told within about a second", async () => {
+    const { hub, joiner } = await lossy(false, [4]);
+    const lost = await until(
+      () => eventsOf(joiner, "transceiver.events_lost")[0],
+      "events_lost at the joiner",
+    );
+    expect(lost).toEqual({ type: "transceiver.events_lost", direction: "to_backend", lost: 1 });
+    expect(agentEvents(hub, "ping").map((e) => e.event_id)).toEqual(["e0", "e1", "e2", "e3"]);
   });
 });

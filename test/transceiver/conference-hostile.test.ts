@@ -15,6 +15,7 @@ import {
   newConferenceHeader,
   parseConferenceIdHex,
 } from "../../shared/conference/frame.ts";
+import { KEEPALIVE_TIMING_BYTES } from "../../shared/conference/keepalive.ts";
 import { encodeHello } from "../../shared/conference/payloads.ts";
 import { parseCidr } from "../../shared/topology/address.ts";
 import type { TestClient } from "./helpers/client.ts";
@@ -56,7 +57,7 @@ afterAll(async () => {
 function frame(
   a: Admission,
   o: { kind?: number; slot?: number; counter?: number; conf?: string },
-  payload: Uint8Array = new Uint8Array(12), // a keepalive's timing block (no echo)
+  payload: Uint8Array = new Uint8Array(KEEPALIVE_TIMING_BYTES), // a keepalive's timing block (no echo)
   ring = keys,
 ) {
   const h = newConferenceHeader();

@@ -15,7 +15,7 @@ import {
   ConferenceKind,
   newConferenceHeader,
 } from "../../../shared/conference/frame.ts";
-import { KEEPALIVE_TIMING_BYTES, RttEstimator } from "../../../shared/conference/keepalive.ts";
+import { KEEPALIVE_TIMING_BYTES, RttEstimator, timingEvents } from "../../../shared/conference/keepalive.ts";
 import {
   decodeNack,
   EVENT_STREAM_FLAG,
@@ -181,17 +181,24 @@ export class ConferenceLink {
     return this.#track(EVENT_STREAM_FLAG | source, seq, now) !== "duplicate";
   }
 
-  #track(stream: number, seq: number, now: number): PacketVerdict | "untracked" {
+  #tracker(stream: number, now: number): Tracked | undefined {
     let t = this.#gaps.get(stream);
     if (t === undefined) {
-      if (this.#gaps.size >= MAX_TRACKED_SOURCES) return "untracked";
+      if (this.#gaps.size >= MAX_TRACKED_SOURCES) return undefined;
       const events = (stream & EVENT_STREAM_FLAG) !== 0;
       t = { g: new GapTracker(stream, this.#nack), counted: 0, events };
       if (this.rtt.srttMs !== undefined) t.g.setRtt(this.rtt.srttMs);
-      // An event stream starts at seq 0: a first event lost is a gap too.
-      if (events && seq !== 0) t.g.onPacket(0xffff, now);
       this.#gaps.set(stream, t);
     }
+    return t;
+  }
+
+  #track(stream: number, seq: number, now: number): PacketVerdict | "untracked" {
+    const t = this.#tracker(stream, now);
+    if (t === undefined) return "untracked";
+    // An event stream starts at seq 0 (a first event lost is a gap too), and a keepalive may
+    // have announced seqs already: the ones before this that never came are missing.
+    if (t.events) t.g.expectBefore(seq, now);
     const v = t.g.onPacket(seq, now);
     if (v === "repaired" && !t.events) this.#sock.metrics.in.repaired.inc();
     this.#countLost(t);
@@ -223,15 +230,25 @@ export class ConferenceLink {
   /** A keepalive from us: the timing block, then what `write` adds (the hub's roster). */
   keepalive(now: number, write?: (buf: Buffer, off: number) => number): void {
     this.control(ConferenceKind.keepalive, now, (b, off) => {
-      if (this.rtt.write(b, off, now) < 0) return -1;
+      if (this.rtt.write(b, off, now, this.#eventSeq) < 0) return -1;
       const rest = write ? write(b, off + KEEPALIVE_TIMING_BYTES) : 0;
       return rest < 0 ? -1 : KEEPALIVE_TIMING_BYTES + rest;
     });
   }
 
-  /** Their keepalive's timing block: a new round-trip sample paces every tracker's retries. */
+  /**
+   * Their keepalive's timing block: their next event seq (events lost at the end of a burst are
+   * NACKed now), and a new round-trip sample that paces every tracker's retries.
+   */
   onKeepalive(buf: Buffer, len: number, now: number): void {
     if (len < KEEPALIVE_TIMING_BYTES) return;
+    const next = timingEvents(buf, CONFERENCE_HEADER_BYTES);
+    if (next !== 0) {
+      const t = this.#tracker(EVENT_STREAM_FLAG | this.remote, now);
+      t?.g.expectBefore(next, now);
+      this.events.horizon(next, now);
+      if (t !== undefined && t.g.missing > 0) this.nacks(now);
+    }
     const sample = this.rtt.read(buf, CONFERENCE_HEADER_BYTES, now);
     if (sample < 0) return;
     this.#sock.metrics.rtt.observe(sample / 1000);

@@ -13,6 +13,7 @@ import {
   newConferenceHeader,
   parseConferenceIdHex,
 } from "../../../shared/conference/frame.ts";
+import { KEEPALIVE_TIMING_BYTES } from "../../../shared/conference/keepalive.ts";
 import { encodeHello } from "../../../shared/conference/payloads.ts";
 import type { Keyring } from "../../../shared/keys.ts";
 import { goertzel, toneFrame } from "../../support/tone.ts";
@@ -162,7 +163,7 @@ export function conferenceFrame(
   keys: Keyring,
   a: { conferenceId: string; slot: number },
   o: { kind: number; counter: number; source?: number; dest?: number },
-  payload: Uint8Array = new Uint8Array(12),
+  payload: Uint8Array = new Uint8Array(KEEPALIVE_TIMING_BYTES),
 ): Uint8Array {
   const h = newConferenceHeader();
   parseConferenceIdHex(a.conferenceId, h);
