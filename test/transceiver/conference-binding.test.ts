@@ -98,17 +98,11 @@ describe("a participant bound to the leg of its first hello", () => {
     expect(sock.register(hub)).toBe(true);
     const leaves = [await leaf(), await leaf()];
     const adm = leaves.map(() => hub.admit(performance.now()));
-    leaves.forEach((l, i) =>
-      sendFrom(
-        l,
-        conferenceFrame(
-          keys,
-          adm[i]!,
-          { kind: ConferenceKind.hello, counter: 0 },
-          helloPayload(adm[i]!, { port: l.port, legId: i === 0 ? LEG_A : LEG_B }),
-        ),
-      ),
-    );
+    for (const [i, l] of leaves.entries()) {
+      const legId = i === 0 ? LEG_A : LEG_B;
+      const hello = helloPayload(adm[i]!, { port: l.port, legId });
+      sendFrom(l, conferenceFrame(keys, adm[i]!, { kind: ConferenceKind.hello, counter: 0 }, hello));
+    }
     await until(() => leaves.every((l) => l.got.length > 0), "both answered");
     const now = performance.now();
     for (let k = 1; k <= 2; k++) hub.tick(now + 1000 * k); // within the 3 s of silence

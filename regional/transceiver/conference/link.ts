@@ -181,7 +181,7 @@ export class ConferenceLink {
     return this.#track(EVENT_STREAM_FLAG | source, seq, now) !== "duplicate";
   }
 
-  #tracker(stream: number, now: number): Tracked | undefined {
+  #tracker(stream: number): Tracked | undefined {
     let t = this.#gaps.get(stream);
     if (t === undefined) {
       if (this.#gaps.size >= MAX_TRACKED_SOURCES) return undefined;
@@ -194,7 +194,7 @@ export class ConferenceLink {
   }
 
   #track(stream: number, seq: number, now: number): PacketVerdict | "untracked" {
-    const t = this.#tracker(stream, now);
+    const t = this.#tracker(stream);
     if (t === undefined) return "untracked";
     // An event stream starts at seq 0 (a first event lost is a gap too), and a keepalive may
     // have announced seqs already: the ones before this that never came are missing.
@@ -244,7 +244,7 @@ export class ConferenceLink {
     if (len < KEEPALIVE_TIMING_BYTES) return;
     const next = timingEvents(buf, CONFERENCE_HEADER_BYTES);
     if (next !== 0) {
-      const t = this.#tracker(EVENT_STREAM_FLAG | this.remote, now);
+      const t = this.#tracker(EVENT_STREAM_FLAG | this.remote);
       t?.g.expectBefore(next, now);
       this.events.horizon(next, now);
       if (t !== undefined && t.g.missing > 0) this.nacks(now);

@@ -8,7 +8,6 @@ import { AudioCodec } from "../../../regional/transceiver/backend-protocol.ts";
 import { type ConferenceConfig, conferenceWithDefaults } from "../../../regional/transceiver/config.ts";
 import { MixCodecs } from "../../../regional/transceiver/shell/opus-codecs.ts";
 import {
-  ConferenceKind,
   encodeConferenceFrame,
   newConferenceHeader,
   parseConferenceIdHex,
