@@ -9,7 +9,7 @@
 //              u16 transceiver id, u8 family (4|6), u16 port (non-zero), 4|16 bytes IP, then the
 //              leg id (the leg's call id "rtc_..." in its 36-byte binary form)
 //   bye        u8 reason (ByeReason)
-//   keepalive  the timing block (keepalive.ts: 12 bytes, the RTT echo), then (hub to leaf) a
+//   keepalive  the timing block (keepalive.ts: 14 bytes, RTT echo, next event seq), then (hub to leaf) a
 //              roster: u8 n (0..64), n x (u16 slot, 16-byte id); the owner's client (slot 1) has
 //              the id of 16 zero bytes, read as "owner"
 //   event      u16 seq, then 1..1100 bytes of UTF-8 JSON (event.ts)
@@ -130,7 +130,7 @@ function writeId(b: Uint8Array, o: number, id: string, ownerAllowed: boolean): b
   return true;
 }
 
-/** The decoder's shape check of `buf[off..off+len]` for a kind (1-5). */
+/** The decoder's shape check of `buf[off..off+len]` for a kind (1-6). */
 export function checkConferencePayload(kind: number, buf: Uint8Array, off: number, len: number): boolean {
   switch (kind) {
     case 1:
