@@ -6,6 +6,7 @@
 import { createSocket, type Socket } from "node:dgram";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeMac } from "../../regional/common/hmac.ts";
+import { LegBinding } from "../../regional/transceiver/conference/addr.ts";
 import { HubConference } from "../../regional/transceiver/conference/hub.ts";
 import { LegUplink } from "../../regional/transceiver/conference/leg.ts";
 import { ConferenceMetrics } from "../../regional/transceiver/conference/metrics.ts";
@@ -119,6 +120,25 @@ describe("a participant bound to the leg of its first hello", () => {
     }
     hub.ended("hangup");
     sock.unregister(hub);
+  });
+});
+
+describe("LegBinding.isFrom", () => {
+  const ip4 = Uint8Array.of(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 1, 2, 3);
+  const h = { clusterId: 2, transceiverId: 3, legId: LEG_A, ipv6: false, port: 4000 };
+  it("matches the bound address and port only (an IPv4-mapped source too)", () => {
+    const b = new LegBinding({ ...h, ip: ip4 });
+    expect(b.isFrom("10.1.2.3", 4000)).toBe(true);
+    expect(b.isFrom("10.1.2.3", 4001)).toBe(false);
+    expect(b.isFrom("10.1.2.4", 4000)).toBe(false);
+    expect(b.isFrom("::ffff:10.1.2.3", 4000)).toBe(true);
+    expect(b.isFrom("::ffff:10.1.2.4", 4000)).toBe(false);
+    expect(b.isFrom("not an address", 4000)).toBe(false);
+  });
+  it("a wildcard hello address (a leg bound to 0.0.0.0 without an advertised address) matches by port", () => {
+    const b = new LegBinding({ ...h, ip: new Uint8Array(16) });
+    expect(b.isFrom("127.0.0.1", 4000)).toBe(true);
+    expect(b.isFrom("127.0.0.1", 4001)).toBe(false);
   });
 });
 

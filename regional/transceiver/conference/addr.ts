@@ -82,7 +82,9 @@ export class LegBinding {
   isFrom(address: string, port: number): boolean {
     if (port !== this.port) return false;
     if (address === this.#seen || this.#anyHost) return true;
-    const ip = ipBytes({ host: address, port, ipv6: address.includes(":") });
+    // A dual-stack socket reports an IPv4 leg as "::ffff:a.b.c.d".
+    const host = !this.ipv6 && address.startsWith("::ffff:") ? address.slice(7) : address;
+    const ip = ipBytes({ host, port, ipv6: host.includes(":") });
     if (ip === undefined) return false;
     for (let i = 0; i < 16; i++) if (ip[i] !== this.#ip[i]) return false;
     this.#seen = address;
