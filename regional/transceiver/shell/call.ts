@@ -32,7 +32,6 @@ export type { CallListener } from "./client-events.ts";
 
 const newTxid = (): Uint8Array => randomBytes(12);
 const noop = (): void => {};
-
 export class Call {
   readonly callId: string;
   readonly region: string;
@@ -166,6 +165,7 @@ export class Call {
       ended: () => this.state === "ended",
       now: () => this.#d.mux.clock.now,
       onAudio: (h: AudioFrameHeader, payload: Buffer) => this.#onBackendAudio(h, payload),
+      onEvent: (text: string) => this.tap?.backendEvent?.(text),
       end: (r: EndReason) => this.end(r),
     };
     this.#bridge = startBackend(this.#d, host, this.#events, this.#audio, this.#init);
