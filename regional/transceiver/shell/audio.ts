@@ -126,12 +126,16 @@ export class CallAudio {
       timestamp: n.timestamp,
       marker: n.marker,
     });
+    // werift keeps the packet (not a copy) to answer NACKs: a mixer's reused buffer is copied
+    // when the client can NACK.
     const b =
       this.#redInnerPt >= 0
         ? this.#wrapRed(payload, n.timestamp)
-        : Buffer.isBuffer(payload)
-          ? payload
-          : Buffer.from(payload.buffer, payload.byteOffset, payload.length);
+        : source !== 0 && this.#hop?.nack === true
+          ? Buffer.from(payload)
+          : Buffer.isBuffer(payload)
+            ? payload
+            : Buffer.from(payload.buffer, payload.byteOffset, payload.length);
     this.#t.sender.sendRtp(new RtpPacket(header, b)).catch(noop);
     return "sent";
   }

@@ -47,7 +47,9 @@ export class ClientHop {
   #entries: NackEntry[] | undefined;
   #seqs: Uint16Array | undefined;
   recovered = 0;
-  #totals = { duplicates: 0, nacked: 0, repaired: 0, lost: 0 };
+  /** Packets dropped because their seq arrived already (redundant blocks not counted). */
+  duplicates = 0;
+  #totals = { nacked: 0, repaired: 0, lost: 0 };
 
   /** `redPt` -1: no RED. `f` is the call's reused frame header. */
   constructor(
@@ -91,10 +93,10 @@ export class ClientHop {
     } else {
       const codec = this.#ptToCodec.get(pt);
       if (codec === undefined) this.#sink.drop("not_rtp");
-      else if (tr.onPacket(h.sequenceNumber, now) === "duplicate") this.#sink.drop("duplicate_rtp");
+      else if (tr.onPacket(h.sequenceNumber, now) === "duplicate") this.#duplicate();
       else this.#emit(codec, h.sequenceNumber, h.timestamp, h.marker, rtp.payload);
     }
-    if (this.nack && tr.missing > 0) this.#sendNacks(tr, h.ssrc, now);
+    if (tr.missing > 0) this.#sendNacks(tr, h.ssrc, now);
   }
 
   #receiveRed(rtp: RtpPacket, tr: GapTracker, now: number): void {
@@ -129,11 +131,16 @@ export class ClientHop {
       this.#emit(c, rseq, (ts - off) >>> 0, false, p.subarray(start, start + len));
     }
     if (tr.onPacket(seq, now) === "duplicate") {
-      this.#sink.drop("duplicate_rtp");
+      this.#duplicate();
       return;
     }
     const start = b.start[last]!;
     this.#emit(codec, seq, ts, marker, p.subarray(start, start + b.length[last]!));
+  }
+
+  #duplicate(): void {
+    this.duplicates++;
+    this.#sink.drop("duplicate_rtp");
   }
 
   #emit(codec: number, seq: number, ts: number, marker: boolean, payload: Uint8Array): void {
@@ -156,13 +163,15 @@ export class ClientHop {
 
   #fold(t: GapTracker): void {
     const s = this.#totals;
-    s.duplicates += t.duplicates;
     s.nacked += t.nacked;
     s.repaired += t.repaired;
     s.lost += t.lost;
   }
 
-  /** NACKs due now, at once for a new gap, then retried as packets arrive (tracker's timing). */
+  /**
+   * NACKs due now: at once for a new gap, then retried as packets arrive (the tracker's timing).
+   * Without NACK negotiated the tracker only gives up old gaps (counted lost).
+   */
   #sendNacks(tr: GapTracker, ssrc: number, now: number): void {
     this.#entries ??= newNackEntries();
     this.#seqs ??= new Uint16Array(17);
@@ -183,11 +192,10 @@ export class ClientHop {
     const s = { ...this.#totals };
     const t = this.#tracker;
     if (t !== undefined) {
-      s.duplicates += t.duplicates;
       s.nacked += t.nacked;
       s.repaired += t.repaired;
       s.lost += t.lost;
     }
-    return { red: this.red, nack: this.nack, recovered: this.recovered, ...s };
+    return { red: this.red, nack: this.nack, recovered: this.recovered, duplicates: this.duplicates, ...s };
   }
 }
