@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GenericNack, Red, RtcpTransportLayerFeedback, type RtpPacket } from "werift";
 import { newRedBlocks, parseRed } from "../../regional/transceiver/core/red.ts";
-import type { TestClient } from "./helpers/client.ts";
+import { clientApplyRestartAnswer, clientRestartFrag, type TestClient } from "./helpers/client.ts";
 import { type CallStatus, type Harness, sleep, startHarness, until } from "./helpers/harness.ts";
 
 const FRAMES = 200;
@@ -44,9 +44,9 @@ function dropEvery20th(): { dropped: number } {
 }
 
 /** Sends FRAMES Opus-sized payloads tagged `tag`, 5 ms apart; returns them (hex). */
-async function talk(c: TestClient, tag: number, seq0: number): Promise<string[]> {
+async function talk(c: TestClient, tag: number, seq0: number, frames = FRAMES): Promise<string[]> {
   const sent: string[] = [];
-  for (let i = 0; i < FRAMES; i++) {
+  for (let i = 0; i < frames; i++) {
     const p = Buffer.concat([Buffer.from([tag, i]), randomBytes(58)]);
     sent.push(p.toString("hex"));
     c.sendAudio(p, (seq0 + i) & 0xffff, ((seq0 + i) * 960) >>> 0);
@@ -122,6 +122,31 @@ describe("repair on the client hop", () => {
       expect(b.tsOffset[0]).toBe((red[i]!.header.timestamp - prev.header.timestamp) >>> 0);
     }
     expect(withRedundancy).toBeGreaterThanOrEqual(red.length * 0.9);
+  });
+
+  it("RED stays one wrapping deep across an ICE restart (werift's own encoder stays off)", async () => {
+    const { client, callId, answer } = await h.connectClient({ red: true });
+    const raw = rawIn(client);
+    const frag = await clientRestartFrag(client);
+    const r = await h.call("PATCH", `/v1/calls/${callId}`, frag, {
+      "content-type": "application/trickle-ice-sdpfrag",
+      "if-match": "*",
+    });
+    expect(r.status).toBe(200);
+    await clientApplyRestartAnswer(client, answer, await r.text());
+    const from = raw.length;
+    const sent = new Set(await talk(client, 11, 30000, 40));
+    await until(() => raw.length - from >= 30, "echo after the restart");
+    const b = newRedBlocks();
+    let primaries = 0;
+    for (const p of raw.slice(from)) {
+      expect(p.header.payloadType).toBe(63);
+      expect(parseRed(p.payload, b)).toBe("ok");
+      expect(b.count).toBeLessThanOrEqual(2);
+      const primary = p.payload.subarray(b.start[b.count - 1]!).toString("hex");
+      if (sent.has(primary)) primaries++;
+    }
+    expect(primaries).toBeGreaterThanOrEqual(30);
   });
 
   it("without RED the same loss stays lost: about 95 % at the backend", async () => {
