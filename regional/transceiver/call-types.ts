@@ -77,6 +77,7 @@ export interface CallStatus {
   clientRepair: {
     red: boolean;
     nack: boolean;
+    redPackets: number;
     recovered: number;
     duplicates: number;
     nacked: number;

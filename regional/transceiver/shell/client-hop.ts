@@ -22,6 +22,8 @@ export interface HopSink {
 export interface HopStatus {
   red: boolean;
   nack: boolean;
+  /** RED packets received from the client (it sends RED when red precedes Opus in the answer). */
+  redPackets: number;
   /** Frames taken from a RED redundant block because the packet carrying them was lost. */
   recovered: number;
   duplicates: number;
@@ -47,6 +49,7 @@ export class ClientHop {
   #entries: NackEntry[] | undefined;
   #seqs: Uint16Array | undefined;
   recovered = 0;
+  redPackets = 0;
   /** Packets dropped because their seq arrived already (redundant blocks not counted). */
   duplicates = 0;
   #totals = { nacked: 0, repaired: 0, lost: 0 };
@@ -103,6 +106,7 @@ export class ClientHop {
     const b = this.#blocks;
     const p = rtp.payload;
     const { sequenceNumber: seq, timestamp: ts, marker } = rtp.header;
+    this.redPackets++;
     if (parseRed(p, b) !== "ok") {
       this.#sink.drop("red_malformed");
       return;
@@ -196,6 +200,7 @@ export class ClientHop {
       s.repaired += t.repaired;
       s.lost += t.lost;
     }
-    return { red: this.red, nack: this.nack, recovered: this.recovered, duplicates: this.duplicates, ...s };
+    const { red, nack, redPackets, recovered, duplicates } = this;
+    return { red, nack, redPackets, recovered, duplicates, ...s };
   }
 }
