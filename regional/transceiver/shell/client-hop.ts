@@ -119,20 +119,22 @@ export class ClientHop {
     }
     // Redundant blocks, oldest first: block i repeats the packet `last - i` seqs back (the
     // encoder keeps its previous packets, RFC 2198 §3; libwebrtc and werift do). Offsets must
-    // shrink towards the primary, or the block is not the frame we would take it for.
-    let prevOffset = 0x10000;
-    for (let i = 0; i < last; i++) {
+    // shrink towards the primary, or no block is the frame its position says: none is used.
+    let trusted = true;
+    for (let i = 0, prev = 0x10000; i < last && trusted; i++) {
       const off = b.tsOffset[i]!;
+      trusted = off > 0 && off < prev;
+      prev = off;
+    }
+    for (let i = 0; trusted && i < last; i++) {
       const len = b.length[i]!;
       const c = this.#ptToCodec.get(b.pt[i]!);
-      const ok = off > 0 && off < prevOffset && len > 0 && c !== undefined;
-      prevOffset = off;
-      if (!ok) continue;
+      if (len === 0 || c === undefined) continue;
       const rseq = (seq - (last - i)) & 0xffff;
       if (tr.onPacket(rseq, now) === "duplicate") continue;
       this.recovered++;
       const start = b.start[i]!;
-      this.#emit(c, rseq, (ts - off) >>> 0, false, p.subarray(start, start + len));
+      this.#emit(c, rseq, (ts - b.tsOffset[i]!) >>> 0, false, p.subarray(start, start + len));
     }
     if (tr.onPacket(seq, now) === "duplicate") {
       this.#duplicate();
