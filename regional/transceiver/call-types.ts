@@ -73,4 +73,15 @@ export interface CallStatus {
   endedAt: string | null;
   /** The call's conference (the hub's participants, or the leg's link to its hub); null: none. */
   conference: Record<string, unknown> | null;
+  /** Repair of the client's audio (shell/client-hop.ts); null before the answer. */
+  clientRepair: {
+    red: boolean;
+    nack: boolean;
+    redPackets: number;
+    recovered: number;
+    duplicates: number;
+    nacked: number;
+    repaired: number;
+    lost: number;
+  } | null;
 }

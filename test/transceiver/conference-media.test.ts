@@ -58,7 +58,7 @@ describe("a conference across two clusters", () => {
       return l.find((p) => p.participantId === participantId)?.state === "connected" ? l : undefined;
     }, "the leg's hello at the hub");
     expect(list.map((p) => p.participantId)).toEqual(["owner", participantId]);
-    expect(list[1]!.leg).toEqual({ clusterId: 2, transceiverId: 1 });
+    expect(list[1]!.leg).toEqual({ clusterId: 2, transceiverId: 1, legId });
     const legStatus = await getJson(legSide, `/v1/calls/${legId}`);
     expect(legStatus.conference).toMatchObject({ role: "leg", callId, participantId, slot: 2 });
     const hubStatus = await getJson(hub, `/v1/calls/${callId}`);

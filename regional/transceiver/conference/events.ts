@@ -1,0 +1,45 @@
+// The JSON of events across the cascade (docs/transceiver.md "Conferences"): a joiner's event
+// tagged for the backend, the notice of events lost, the Realtime error for an event too large.
+import { EVENT_MAX_BYTES, eventBytes } from "../../../shared/conference/event.ts";
+
+export const EVENTS_LOST = "transceiver.events_lost";
+
+/** A joiner's event for the backend: its JSON object with participant_id and slot; undefined if not an object. */
+export function tagJoinerEvent(text: string, participantId: string, slot: number): string | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return undefined;
+  const ev = v as Record<string, unknown>;
+  ev.participant_id = participantId;
+  ev.slot = slot;
+  return JSON.stringify(ev);
+}
+
+/** Events of a stream given up: to_client (the leg's client missed backend events) or to_backend (its own). */
+export const eventsLostEvent = (direction: "to_client" | "to_backend", lost: number): string =>
+  JSON.stringify({ type: EVENTS_LOST, direction, lost });
+
+/** The event's UTF-8 size when it is over EVENT_MAX_BYTES (not carried), else 0. */
+export function oversize(text: string): number {
+  if (text.length <= EVENT_MAX_BYTES / 3) return 0; // 3 bytes per UTF-16 unit at most
+  const bytes = eventBytes(text);
+  return bytes > EVENT_MAX_BYTES ? bytes : 0;
+}
+
+/** The Realtime `error` event the sender of an event too large to carry gets. */
+export function eventTooLargeError(text: string, bytes: number): string {
+  const m = /^\s*\{\s*"type"\s*:\s*"([A-Za-z0-9_.]{1,64})"/.exec(text);
+  return JSON.stringify({
+    type: "error",
+    error: {
+      type: "invalid_request_error",
+      code: "event_too_large",
+      message: `the event is ${bytes} bytes; a conference carries events of at most ${EVENT_MAX_BYTES}`,
+      event_type: m?.[1] ?? null,
+    },
+  });
+}
