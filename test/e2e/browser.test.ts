@@ -216,7 +216,15 @@ describe("browser end to end (memory only)", () => {
     await joiner.click("#hangup");
     await waitDemo(joiner, (s) => s.state === "closed", "joiner closed");
     const after = (await waitDemo(owner, () => true, "owner")).packetsReceived;
-    const still = await waitDemo(owner, (s) => s.packetsReceived > after + 50, "owner still flowing");
+    const still = await waitDemo(owner, (s) => s.packetsReceived > after + 50, "owner still flowing").catch(
+      async (err) => {
+        console.log(
+          "owner call status when its audio stopped:",
+          JSON.stringify((await callStatus(e, a.callId!)).body),
+        );
+        throw err;
+      },
+    );
     expect(still.state).toBe("connected");
     await owner.click("#hangup");
     await owner.close();
