@@ -4,8 +4,23 @@ import { EVENT_MAX_BYTES, eventBytes } from "../../../shared/conference/event.ts
 
 export const EVENTS_LOST = "transceiver.events_lost";
 
-/** A joiner's event for the backend: its JSON object with participant_id and slot; undefined if not an object. */
-export function tagJoinerEvent(text: string, participantId: string, slot: number): string | undefined {
+/**
+ * Event types a joiner may not send: the session (instructions, voice, tools, turn detection) is
+ * the call's, set by its owner; a joiner's `session.update` would change it for everyone.
+ */
+export const joinerMayNotSend = (type: unknown): boolean =>
+  typeof type === "string" && (type.startsWith("session.") || type.startsWith("transcription_session."));
+
+/**
+ * A joiner's event for the backend: its JSON object with participant_id and slot set by the hub
+ * (whatever the joiner wrote there), `{ refused: type }` for a type a joiner may not send, or
+ * undefined if it is not a JSON object.
+ */
+export function readJoinerEvent(
+  text: string,
+  participantId: string,
+  slot: number,
+): string | { refused: string } | undefined {
   let v: unknown;
   try {
     v = JSON.parse(text);
@@ -14,10 +29,29 @@ export function tagJoinerEvent(text: string, participantId: string, slot: number
   }
   if (typeof v !== "object" || v === null || Array.isArray(v)) return undefined;
   const ev = v as Record<string, unknown>;
+  if (joinerMayNotSend(ev.type)) return { refused: ev.type as string };
   ev.participant_id = participantId;
   ev.slot = slot;
   return JSON.stringify(ev);
 }
+
+/** A joiner's event for the backend, tagged; undefined if not an object or not a joiner's to send. */
+export function tagJoinerEvent(text: string, participantId: string, slot: number): string | undefined {
+  const r = readJoinerEvent(text, participantId, slot);
+  return typeof r === "string" ? r : undefined;
+}
+
+/** The Realtime `error` a joiner gets for an event it may not send (it is not carried). */
+export const eventNotAllowedError = (type: string): string =>
+  JSON.stringify({
+    type: "error",
+    error: {
+      type: "invalid_request_error",
+      code: "event_not_allowed",
+      message: `a participant who joined the call may not send ${type.slice(0, 64)}: the session is the owner's`,
+      event_type: type.slice(0, 64),
+    },
+  });
 
 /** Events of a stream given up: to_client (the leg's client missed backend events) or to_backend (its own). */
 export const eventsLostEvent = (direction: "to_client" | "to_backend", lost: number): string =>
