@@ -76,7 +76,12 @@ export class CallAudio {
     this.#hop = new ClientHop(t, this.#ptToCodec, this.#frame, this.#sink, redPt, nack);
     // With RED, werift's receiver splits each packet into copies for the track (its own parser,
     // guessing seqs); the hop reads the packets before that instead and the track's are ignored.
-    if (redPt >= 0) t.dtlsTransport?.onRtp.subscribe((rtp) => this.#hop!.receive(rtp, this.#sink.now()));
+    // The transport carries every m-line's RTP: only audio payload types are the hop's.
+    if (redPt >= 0)
+      t.dtlsTransport?.onRtp.subscribe((rtp) => {
+        const pt = rtp.header.payloadType;
+        if (pt === redPt || this.#ptToCodec.has(pt)) this.#hop!.receive(rtp, this.#sink.now());
+      });
     return true;
   }
 

@@ -90,15 +90,17 @@ export class ClientHop {
       else this.#emit(codec, h.sequenceNumber, h.timestamp, h.marker, rtp.payload);
       return;
     }
-    const tr = this.#trackerFor(h.ssrc);
-    if (pt === this.#redPt) {
-      this.#receiveRed(rtp, tr, now);
-    } else {
-      const codec = this.#ptToCodec.get(pt);
-      if (codec === undefined) this.#sink.drop("not_rtp");
-      else if (tr.onPacket(h.sequenceNumber, now) === "duplicate") this.#duplicate();
-      else this.#emit(codec, h.sequenceNumber, h.timestamp, h.marker, rtp.payload);
+    // The payload type first: a packet that is not our audio (another m-line's SSRC on the
+    // bundle) must not start the seq space over.
+    const codec = pt === this.#redPt ? 0 : this.#ptToCodec.get(pt);
+    if (codec === undefined) {
+      this.#sink.drop("not_rtp");
+      return;
     }
+    const tr = this.#trackerFor(h.ssrc);
+    if (codec === 0) this.#receiveRed(rtp, tr, now);
+    else if (tr.onPacket(h.sequenceNumber, now) === "duplicate") this.#duplicate();
+    else this.#emit(codec, h.sequenceNumber, h.timestamp, h.marker, rtp.payload);
     if (tr.missing > 0) this.#sendNacks(tr, h.ssrc, now);
   }
 
