@@ -131,12 +131,13 @@ export class CallAudio {
       timestamp: n.timestamp,
       marker: n.marker,
     });
-    // werift keeps the packet (not a copy) to answer NACKs: a mixer's reused buffer is copied
-    // when the client can NACK.
+    // werift keeps the packet (not a copy) to answer NACKs: when the client can NACK the payload
+    // is copied, whatever its source (a leg's "backend" is its mixer, whose output buffer is
+    // reused, and it arrives as source 0).
     const b =
       this.#redInnerPt >= 0
         ? this.#wrapRed(payload, n.timestamp)
-        : source !== 0 && this.#hop?.nack === true
+        : this.#hop?.nack === true
           ? Buffer.from(payload)
           : Buffer.isBuffer(payload)
             ? payload
