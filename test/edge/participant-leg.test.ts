@@ -278,6 +278,33 @@ describe("participant handle at the edge (fake clusters)", () => {
     expect(await codeOf(other)).toBe("client_secret_scoped");
   });
 
+  it("shows no network address to an invitee: no backbone address, no joiner's client address", async () => {
+    const e = await edge();
+    const j = await joined(e);
+    const minted = await e.fetch("/v1/realtime/client_secrets", {
+      method: "POST",
+      headers: { ...bearer(), "content-type": "application/json" },
+      body: JSON.stringify({ call_id: j.callId }),
+    });
+    const { value } = (await minted.json()) as { value: string };
+    const one = (await (await e.fetch(j.location, { headers: bearer(value) })).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(one.participantId).toBe(j.pid);
+    expect(one).not.toHaveProperty("address");
+    expect(one.leg).toMatchObject({ state: "connected", codec: "opus" });
+    expect(one.leg).not.toHaveProperty("clientAddress");
+    const list = `/v1/realtime/calls/${j.callId}/participants`;
+    for (const token of [value, secrets.apiKey]) {
+      const res = await e.fetch(list, { headers: bearer(token) });
+      expect(res.status).toBe(200);
+      const { participants } = (await res.json()) as { participants: Record<string, unknown>[] };
+      expect(participants.map((p) => p.participantId)).toContain(j.pid);
+      for (const p of participants) expect(p).not.toHaveProperty("address");
+    }
+  });
+
   it("counts PATCHes under participants.patch", async () => {
     const e = await edge();
     const j = await joined(e);
