@@ -9,6 +9,7 @@ import { GapTracker } from "../../../shared/conference/gap-tracker.ts";
 import { type NackEntry, newNackEntries } from "../../../shared/conference/payloads.ts";
 import { nackSeqs } from "../../../shared/conference/send-history.ts";
 import { AudioFlags, type AudioFrameHeader } from "../backend-protocol.ts";
+import type { ClientRepairStatus } from "../call-types.ts";
 import { newRedBlocks, parseRed } from "../core/red.ts";
 
 /** Why a client packet did not reach the backend (counted by the call). */
@@ -19,20 +20,8 @@ export interface HopSink {
   drop(reason: HopDrop): void;
 }
 
-export interface HopStatus {
-  red: boolean;
-  nack: boolean;
-  /** RED packets received from the client (it sends RED when red precedes Opus in the answer). */
-  redPackets: number;
-  /** Frames taken from a RED redundant block because the packet carrying them was lost. */
-  recovered: number;
-  duplicates: number;
-  /** Seqs asked again by NACK (retries included), and those that then arrived. */
-  nacked: number;
-  repaired: number;
-  /** Gaps given up (neither recovered nor repaired). */
-  lost: number;
-}
+/** The hop's counters (the call status's `clientRepair`). */
+export type HopStatus = ClientRepairStatus;
 
 const noop = (): void => {};
 
