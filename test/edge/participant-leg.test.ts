@@ -3,51 +3,16 @@
 // record names the leg once the fake "hello" arrived; fake-cluster.ts: WHIP PATCH rules on the
 // leg as on any call). PATCH and GET on the participant URL read the owner's record, then ask
 // the leg's cluster. The real transceivers' side: test/system/conference.test.ts.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { FakeCluster, type RecordedRequest } from "./fake-cluster.ts";
-import { FakeConference } from "./fake-conference.ts";
-import { type CityName, CLUSTERS, OFFER, topologyFor } from "./fixtures.ts";
-import { type Edge, makeSecrets, startEdge } from "./harness.ts";
+import { describe, expect, it } from "vitest";
+import { conferenceSuite } from "./conference-suite.ts";
+import { type CityName, OFFER } from "./fixtures.ts";
+import type { Edge } from "./harness.ts";
 
 const TRICKLE = "application/trickle-ice-sdpfrag";
 const CANDIDATE = "a=candidate:1 1 udp 2130706431 192.0.2.10 50000 typ host\r\n";
 const RESTART = "a=ice-ufrag:abcd\r\na=ice-pwd:abcdefghijklmnopqrstuvwx\r\n";
 
-const secrets = makeSecrets();
-const clusters = new Map<string, FakeCluster>();
-const conferences = new Map<string, FakeConference>();
-let edges: Edge[] = [];
-
-beforeAll(async () => {
-  const hubs = new Map<number, FakeConference>();
-  for (const c of CLUSTERS) {
-    const f = new FakeCluster(c.name, c.id, secrets.clusterSecret, secrets.callIdRing);
-    await f.start();
-    clusters.set(c.name, f);
-    conferences.set(c.name, new FakeConference(f, secrets.callIdRing, hubs));
-  }
-});
-afterEach(async () => {
-  await Promise.all(edges.map((e) => e.dispose()));
-  edges = [];
-  for (const c of conferences.values()) c.reset();
-});
-afterAll(async () => {
-  for (const f of clusters.values()) await f.stop();
-});
-
-const bearer = (token = secrets.apiKey) => ({ authorization: `Bearer ${token}` });
-const codeOf = async (r: Response) => ((await r.json()) as { error: { code: string } }).error.code;
-
-async function edge(): Promise<Edge> {
-  const urls = Object.fromEntries([...clusters].map(([n, f]) => [n, f.url]));
-  const e = await startEdge({
-    topology: topologyFor(urls),
-    bindings: { ...secrets.bindings, CLUSTER_TIMEOUT_MS: "1000" },
-  });
-  edges.push(e);
-  return e;
-}
+const { secrets, clusters, conferences, bearer, codeOf, edge, marks, since, routes } = conferenceSuite();
 
 interface Joined {
   callId: string;
@@ -85,13 +50,6 @@ const patch = (e: Edge, url: string, body: string, headers: Record<string, strin
     body,
   });
 
-const marks = () => new Map([...clusters].map(([n, f]) => [n, f.requests.length]));
-function since(m: Map<string, number>): Map<string, RecordedRequest[]> {
-  return new Map(
-    [...clusters].map(([n, f]) => [n, f.requests.slice(m.get(n)).filter((r) => r.path !== "/healthz")]),
-  );
-}
-const routes = (rs: RecordedRequest[] | undefined) => (rs ?? []).map((r) => `${r.method} ${r.path}`);
 const rosterOf = (callId: string) => conferences.get("fra")!.rosters.get(callId)!;
 const legIdOf = (callId: string) => rosterOf(callId)[0]!.leg!.legId;
 
