@@ -35,6 +35,27 @@ export function readJoinerEvent(
   return JSON.stringify(ev);
 }
 
+/**
+ * The owner's client's event while the call has joiners: as it is, but without top-level
+ * participant_id / slot (those name a joiner to the backend; the owner's client may not
+ * pose as one). A text that names neither is not parsed.
+ */
+export function untagOwnerEvent(text: string): string {
+  if (!text.includes('"participant_id"') && !text.includes('"slot"')) return text;
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return text;
+  const ev = v as Record<string, unknown>;
+  if (!("participant_id" in ev) && !("slot" in ev)) return text;
+  delete ev.participant_id;
+  delete ev.slot;
+  return JSON.stringify(ev);
+}
+
 /** A joiner's event for the backend, tagged; undefined if not an object or not a joiner's to send. */
 export function tagJoinerEvent(text: string, participantId: string, slot: number): string | undefined {
   const r = readJoinerEvent(text, participantId, slot);

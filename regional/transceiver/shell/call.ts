@@ -156,9 +156,7 @@ export class Call {
       rtp: (rtp) => this.#audio.fromTrack(rtp),
       dataChannel: (dc) => {
         if (!this.#events.adopt(dc)) return;
-        dc.onMessage.subscribe((m) => {
-          if (live()) this.#bridge.sendEvent(typeof m === "string" ? m : m.toString("utf8"));
-        });
+        dc.onMessage.subscribe((m) => this.sendClientEvent(typeof m === "string" ? m : m.toString("utf8")));
       },
     });
   }
@@ -209,9 +207,14 @@ export class Call {
     this.#events.send(text);
   }
 
-  /** An event from the signalling WebSocket, for the backend. */
+  /** An event for the backend (the sideband's, a conference's). */
   sendEventToBackend(text: string): void {
     if (this.state !== "ended") this.#bridge.sendEvent(text);
+  }
+
+  /** The client's own event (data channel, signalling WebSocket): through the conference, if any. */
+  sendClientEvent(text: string): void {
+    if (this.state !== "ended") this.#bridge.sendEvent(this.tap?.clientEvent?.(text) ?? text);
   }
 
   addListener(l: CallListener): void {
