@@ -21,18 +21,25 @@ export function readJoinerEvent(
   participantId: string,
   slot: number,
 ): string | { refused: string } | undefined {
+  const ev = jsonObject(text);
+  if (ev === undefined) return undefined;
+  if (joinerMayNotSend(ev.type)) return { refused: ev.type as string };
+  ev.participant_id = participantId;
+  ev.slot = slot;
+  return JSON.stringify(ev);
+}
+
+/** The JSON object in `text`, or undefined (not JSON, or not an object). */
+function jsonObject(text: string): Record<string, unknown> | undefined {
   let v: unknown;
   try {
     v = JSON.parse(text);
   } catch {
     return undefined;
   }
-  if (typeof v !== "object" || v === null || Array.isArray(v)) return undefined;
-  const ev = v as Record<string, unknown>;
-  if (joinerMayNotSend(ev.type)) return { refused: ev.type as string };
-  ev.participant_id = participantId;
-  ev.slot = slot;
-  return JSON.stringify(ev);
+  return typeof v === "object" && v !== null && !Array.isArray(v)
+    ? (v as Record<string, unknown>)
+    : undefined;
 }
 
 /**
@@ -42,14 +49,8 @@ export function readJoinerEvent(
  */
 export function untagOwnerEvent(text: string): string {
   if (!text.includes('"participant_id"') && !text.includes('"slot"')) return text;
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    return text;
-  }
-  if (typeof v !== "object" || v === null || Array.isArray(v)) return text;
-  const ev = v as Record<string, unknown>;
+  const ev = jsonObject(text);
+  if (ev === undefined) return text;
   if (!("participant_id" in ev) && !("slot" in ev)) return text;
   delete ev.participant_id;
   delete ev.slot;
