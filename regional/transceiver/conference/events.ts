@@ -4,12 +4,23 @@ import { EVENT_MAX_BYTES, eventBytes } from "../../../shared/conference/event.ts
 
 export const EVENTS_LOST = "transceiver.events_lost";
 
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
 /**
- * Event types a joiner may not send: the session (instructions, voice, tools, turn detection) is
- * the call's, set by its owner; a joiner's `session.update` would change it for everyone.
+ * Whether a joiner may not send this event: what sets the instructions or the tools is the call's,
+ * its owner's (a joiner's would hold for everyone): `session.*` and `transcription_session.*`,
+ * a conversation item of role "system", a `response.create` that sets `instructions` or `tools`.
  */
-export const joinerMayNotSend = (type: unknown): boolean =>
-  typeof type === "string" && (type.startsWith("session.") || type.startsWith("transcription_session."));
+export function joinerMayNotSend(ev: Obj): boolean {
+  const type = ev.type;
+  if (typeof type !== "string") return false;
+  if (type.startsWith("session.") || type.startsWith("transcription_session.")) return true;
+  if (type === "conversation.item.create") return isObj(ev.item) && ev.item.role === "system";
+  if (type === "response.create" && isObj(ev.response))
+    return ev.response.instructions !== undefined || ev.response.tools !== undefined;
+  return false;
+}
 
 /**
  * A joiner's event for the backend: its JSON object with participant_id and slot set by the hub
@@ -23,23 +34,21 @@ export function readJoinerEvent(
 ): string | { refused: string } | undefined {
   const ev = jsonObject(text);
   if (ev === undefined) return undefined;
-  if (joinerMayNotSend(ev.type)) return { refused: ev.type as string };
+  if (joinerMayNotSend(ev)) return { refused: ev.type as string };
   ev.participant_id = participantId;
   ev.slot = slot;
   return JSON.stringify(ev);
 }
 
 /** The JSON object in `text`, or undefined (not JSON, or not an object). */
-function jsonObject(text: string): Record<string, unknown> | undefined {
+function jsonObject(text: string): Obj | undefined {
   let v: unknown;
   try {
     v = JSON.parse(text);
   } catch {
     return undefined;
   }
-  return typeof v === "object" && v !== null && !Array.isArray(v)
-    ? (v as Record<string, unknown>)
-    : undefined;
+  return isObj(v) ? v : undefined;
 }
 
 /**
@@ -70,7 +79,7 @@ export const eventNotAllowedError = (type: string): string =>
     error: {
       type: "invalid_request_error",
       code: "event_not_allowed",
-      message: `a participant who joined the call may not send ${type.slice(0, 64)}: the session is the owner's`,
+      message: `a participant who joined the call may not send this ${type.slice(0, 64)}: the session's instructions and tools are the owner's`,
       event_type: type.slice(0, 64),
     },
   });

@@ -1,8 +1,9 @@
 // Events across the cascade on the hub (docs/transceiver.md "Conferences"): a backend event goes
 // to every leaf (kind 6, one stream per leaf link); a joiner's event arrives in order (its
 // link's EventInbox, gaps repaired by NACK) and goes to the backend tagged with participant_id
-// and slot (a joiner may not send session.* events: refused, the joiner told). An event over EVENT_MAX_BYTES is not carried: counted, and its sender (here the
-// backend) gets a Realtime `error` event_too_large. Events given up are told to that joiner.
+// and slot; one that sets the instructions or tools (events.ts joinerMayNotSend) is refused and
+// the joiner told. An event over EVENT_MAX_BYTES is not carried: counted, and its sender (here
+// the backend) gets a Realtime `error` event_too_large. Events given up are told to that joiner.
 import { decodeEventText, eventSeq } from "../../../shared/conference/event.ts";
 import {
   eventNotAllowedError,
