@@ -1,8 +1,7 @@
-// One call: a werift peer connection on the shared socket, its client paths, timers and the
-// backend link. Created from a checked offer; ended exactly once (idempotent `end`), which
-// closes the peer connection, tells the relays (flowClose) and the backend (session.ended).
-// Parts: peer.ts, call-paths.ts (paths, consent), audio.ts (framing), call-backend.ts (the
-// link), stats.ts, timings.ts, the pure core/lifetime.ts, core/ufrags.ts, core/answer.ts.
+// One call: a werift peer connection on the shared socket, its client paths, timers and the backend
+// link. Created from a checked offer; ended once (idempotent `end`): closes the peer connection,
+// tells the relays (flowClose) and the backend (session.ended). Parts: peer.ts, call-paths.ts,
+// audio.ts, call-backend.ts, stats.ts, timings.ts, core/lifetime.ts, core/ufrags.ts, core/answer.ts.
 import { randomBytes } from "node:crypto";
 import type { RTCPeerConnection, RTCRtpTransceiver } from "werift";
 import type { BackendLink } from "../backend-link.ts";
@@ -211,11 +210,8 @@ export class Call {
   sendEventToBackend(text: string): void {
     if (this.state !== "ended") this.#bridge.sendEvent(text);
   }
-
   /** The client's own event (data channel, signalling WebSocket): through the conference, if any. */
-  sendClientEvent(text: string): void {
-    if (this.state !== "ended") this.#bridge.sendEvent(this.tap?.clientEvent?.(text) ?? text);
-  }
+  sendClientEvent = (text: string): void => this.sendEventToBackend(this.tap?.clientEvent?.(text) ?? text);
 
   addListener(l: CallListener): void {
     this.#events.addListener(l);
