@@ -10,6 +10,7 @@
 import type { Context, Hono } from "hono";
 import { verifyCallIdWebCrypto } from "../../shared/callid/callid.ts";
 import type { ClusterSpec } from "../../shared/topology/schema.ts";
+import type { Principal } from "../auth/authenticate.ts";
 import { type ClusterRequest, clusterErrorBody, clusterFetch, readJson } from "../cluster/client.ts";
 import { callIdKeys, loadTopology } from "../config.ts";
 import type { AppEnv, RouteName } from "../env.ts";
@@ -75,12 +76,18 @@ export interface Forward {
   check?: () => void;
   /** Reads and checks the request body, after admission. */
   body?: () => Promise<{ body: Uint8Array; headers: Record<string, string> }>;
+  /** Rewrites a 200 JSON answer for the caller (what the edge does not show it). */
+  view?: (body: unknown, p: Principal) => unknown;
 }
 
 export async function forward(c: Context<AppEnv>, f: Forward): Promise<Response> {
   c.set("route", f.route);
   const callId = c.req.param("id")!;
-  await admit(c, { create: false, graceS: FOLLOW_UP_GRACE_S, ...(f.participant ? { call: callId } : {}) });
+  const p = await admit(c, {
+    create: false,
+    graceS: FOLLOW_UP_GRACE_S,
+    ...(f.participant ? { call: callId } : {}),
+  });
   f.check?.();
   const extra = f.body ? await f.body() : undefined;
   const cluster = await owningCluster(c, callId);
@@ -92,7 +99,17 @@ export async function forward(c: Context<AppEnv>, f: Forward): Promise<Response>
     ...(extra ? { body: extra.body } : {}),
     headers: { accept: "application/json, application/trickle-ice-sdpfrag", ...extra?.headers },
   });
-  return relay(c, res, cluster.name, [["cluster", cluster.name, Date.now() - t0]]);
+  const hops: [string, string, number][] = [["cluster", cluster.name, Date.now() - t0]];
+  if (f.view && res.status === 200 && mediaType(res.headers.get("content-type")) === "application/json") {
+    const body = JSON.stringify(f.view(await readJson(res), p));
+    return relay(
+      c,
+      new Response(body, { headers: { "content-type": "application/json" } }),
+      cluster.name,
+      hops,
+    );
+  }
+  return relay(c, res, cluster.name, hops);
 }
 
 /**

@@ -9,11 +9,13 @@ import type { Context } from "hono";
 import { PARTICIPANT_ID } from "../../shared/signalling/join.ts";
 import {
   type ParticipantLeg,
+  publicRecord,
   readLegStatus,
   readParticipantLeg,
   withLegStatus,
 } from "../../shared/signalling/participant-leg.ts";
 import type { ClusterSpec } from "../../shared/topology/schema.ts";
+import type { Principal } from "../auth/authenticate.ts";
 import { readJson } from "../cluster/client.ts";
 import type { AppEnv } from "../env.ts";
 import { EdgeError, Errors } from "../errors.ts";
@@ -25,6 +27,7 @@ type Hop = [string, string, number];
 
 interface OwnerRecord {
   owner: ClusterSpec;
+  principal: Principal;
   s: SteerScope;
   /** The owner's answer when it is not a 200 with a JSON record (relayed as it is). */
   answer?: Response;
@@ -36,7 +39,7 @@ interface OwnerRecord {
 async function ownerRecord(c: Context<AppEnv>, before?: () => Promise<void>): Promise<OwnerRecord> {
   const callId = c.req.param("id")!;
   const pid = c.req.param("pid") ?? "";
-  await admit(c, { create: false, graceS: FOLLOW_UP_GRACE_S, call: callId });
+  const principal = await admit(c, { create: false, graceS: FOLLOW_UP_GRACE_S, call: callId });
   if (!PARTICIPANT_ID.test(pid)) throw Errors.participantNotFound();
   await before?.();
   const owner = await owningCluster(c, callId);
@@ -48,11 +51,11 @@ async function ownerRecord(c: Context<AppEnv>, before?: () => Promise<void>): Pr
     headers: { accept: "application/json" },
   });
   const hops: Hop[] = [["owner", owner.name, Date.now() - t0]];
-  if (res.status !== 200) return { owner, s, answer: res, hops };
+  if (res.status !== 200) return { owner, principal, s, answer: res, hops };
   const entry = await readJson(res);
   if (typeof entry !== "object" || entry === null || Array.isArray(entry))
     throw Errors.clusterBadAnswer(owner.name);
-  return { owner, s, entry: entry as { [k: string]: unknown }, hops };
+  return { owner, principal, s, entry: entry as { [k: string]: unknown }, hops };
 }
 
 /** The leg's cluster, if the leg id is a valid call id of the cluster the record names. */
@@ -79,6 +82,7 @@ export async function getParticipant(c: Context<AppEnv>): Promise<Response> {
     if (cluster) r.hops.push(["leg", cluster.name, Date.now() - t0]);
     body = withLegStatus(entry, status ?? { state: "unknown" });
   }
+  body = publicRecord(body, r.principal.kind === "api_key");
   const res = new Response(JSON.stringify(body), { headers: { "content-type": "application/json" } });
   return relay(c, res, r.owner.name, r.hops);
 }

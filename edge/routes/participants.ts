@@ -18,6 +18,7 @@ import {
   readAdmitResponse,
   readCreateLegResponse,
 } from "../../shared/signalling/join.ts";
+import { publicList } from "../../shared/signalling/participant-leg.ts";
 import type { Caller } from "../../shared/signing/caller.ts";
 import type { ClusterSpec } from "../../shared/topology/schema.ts";
 import { callerFor } from "../auth/caller.ts";
@@ -38,7 +39,13 @@ const JSON_HEADERS = { "content-type": "application/json", accept: "application/
 export function registerParticipants(app: Hono<AppEnv>): void {
   app.post("/v1/realtime/calls/:id/participants", join);
   app.get("/v1/realtime/calls/:id/participants", (c) =>
-    forward(c, { route: "participants.list", method: "GET", suffix: "/participants", participant: true }),
+    forward(c, {
+      route: "participants.list",
+      method: "GET",
+      suffix: "/participants",
+      participant: true,
+      view: (body, p) => publicList(body, p.kind === "api_key"),
+    }),
   );
   // GET and PATCH need the leg too (participant-leg.ts).
   app.get("/v1/realtime/calls/:id/participants/:pid", getParticipant);

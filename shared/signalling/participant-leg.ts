@@ -71,3 +71,27 @@ export function withLegStatus(record: Obj, status: LegStatus): Obj {
   const leg = isObj(record.leg) ? record.leg : {};
   return { ...record, leg: { ...leg, ...status } };
 }
+
+/**
+ * A participant record as the edge shows it: never the cascade's backbone address (`address`,
+ * the leg transceiver's conference socket: the topology's, of no use outside), and the leg's
+ * `clientAddress` (a joiner's public address) only to an API key: a call's invitees share one
+ * scoped client secret, so any of them would read every other's address.
+ */
+export function publicRecord(record: Obj, clientAddress: boolean): Obj {
+  const { address: _backbone, ...out } = record;
+  if (!clientAddress && isObj(out.leg) && "clientAddress" in out.leg) {
+    const { clientAddress: _client, ...leg } = out.leg;
+    out.leg = leg;
+  }
+  return out;
+}
+
+/** The participants list (`{ participants: [...] }`) with each record as publicRecord makes it. */
+export function publicList(body: unknown, clientAddress: boolean): unknown {
+  if (!isObj(body) || !Array.isArray(body.participants)) return body;
+  return {
+    ...body,
+    participants: body.participants.map((p) => (isObj(p) ? publicRecord(p, clientAddress) : p)),
+  };
+}

@@ -16,6 +16,8 @@ interface Participant {
   slot: number;
   /** As the hub's record: null until the leg's hello (here: its creation, unless held). */
   leg: { clusterId: number; transceiverId: number; legId: string } | null;
+  /** As the hub's record: the leg transceiver's backbone address, from its hello. */
+  address?: string;
 }
 
 const err = (status: number, type: string, code: string): FakeAnswer => ({
@@ -65,6 +67,7 @@ export class FakeConference {
     if (this.holdHellos) return;
     const p = this.rosters.get(callId)?.find((x) => x.participantId === participantId);
     if (!p) return;
+    p.address = "10.1.0.4:7400";
     p.leg = this.legWithoutId
       ? ({ clusterId: leg.clusterId, transceiverId: leg.transceiverId } as never)
       : leg;

@@ -3,51 +3,16 @@
 // record names the leg once the fake "hello" arrived; fake-cluster.ts: WHIP PATCH rules on the
 // leg as on any call). PATCH and GET on the participant URL read the owner's record, then ask
 // the leg's cluster. The real transceivers' side: test/system/conference.test.ts.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { FakeCluster, type RecordedRequest } from "./fake-cluster.ts";
-import { FakeConference } from "./fake-conference.ts";
-import { type CityName, CLUSTERS, OFFER, topologyFor } from "./fixtures.ts";
-import { type Edge, makeSecrets, startEdge } from "./harness.ts";
+import { describe, expect, it } from "vitest";
+import { conferenceSuite } from "./conference-suite.ts";
+import { type CityName, OFFER } from "./fixtures.ts";
+import type { Edge } from "./harness.ts";
 
 const TRICKLE = "application/trickle-ice-sdpfrag";
 const CANDIDATE = "a=candidate:1 1 udp 2130706431 192.0.2.10 50000 typ host\r\n";
 const RESTART = "a=ice-ufrag:abcd\r\na=ice-pwd:abcdefghijklmnopqrstuvwx\r\n";
 
-const secrets = makeSecrets();
-const clusters = new Map<string, FakeCluster>();
-const conferences = new Map<string, FakeConference>();
-let edges: Edge[] = [];
-
-beforeAll(async () => {
-  const hubs = new Map<number, FakeConference>();
-  for (const c of CLUSTERS) {
-    const f = new FakeCluster(c.name, c.id, secrets.clusterSecret, secrets.callIdRing);
-    await f.start();
-    clusters.set(c.name, f);
-    conferences.set(c.name, new FakeConference(f, secrets.callIdRing, hubs));
-  }
-});
-afterEach(async () => {
-  await Promise.all(edges.map((e) => e.dispose()));
-  edges = [];
-  for (const c of conferences.values()) c.reset();
-});
-afterAll(async () => {
-  for (const f of clusters.values()) await f.stop();
-});
-
-const bearer = (token = secrets.apiKey) => ({ authorization: `Bearer ${token}` });
-const codeOf = async (r: Response) => ((await r.json()) as { error: { code: string } }).error.code;
-
-async function edge(): Promise<Edge> {
-  const urls = Object.fromEntries([...clusters].map(([n, f]) => [n, f.url]));
-  const e = await startEdge({
-    topology: topologyFor(urls),
-    bindings: { ...secrets.bindings, CLUSTER_TIMEOUT_MS: "1000" },
-  });
-  edges.push(e);
-  return e;
-}
+const { secrets, clusters, conferences, bearer, codeOf, edge, marks, since, routes } = conferenceSuite();
 
 interface Joined {
   callId: string;
@@ -85,13 +50,6 @@ const patch = (e: Edge, url: string, body: string, headers: Record<string, strin
     body,
   });
 
-const marks = () => new Map([...clusters].map(([n, f]) => [n, f.requests.length]));
-function since(m: Map<string, number>): Map<string, RecordedRequest[]> {
-  return new Map(
-    [...clusters].map(([n, f]) => [n, f.requests.slice(m.get(n)).filter((r) => r.path !== "/healthz")]),
-  );
-}
-const routes = (rs: RecordedRequest[] | undefined) => (rs ?? []).map((r) => `${r.method} ${r.path}`);
 const rosterOf = (callId: string) => conferences.get("fra")!.rosters.get(callId)!;
 const legIdOf = (callId: string) => rosterOf(callId)[0]!.leg!.legId;
 
@@ -276,6 +234,33 @@ describe("participant handle at the edge (fake clusters)", () => {
     const other = await patch(e, b.location, CANDIDATE, { "if-match": b.etag }, value);
     expect(other.status).toBe(403);
     expect(await codeOf(other)).toBe("client_secret_scoped");
+  });
+
+  it("shows no network address to an invitee: no backbone address, no joiner's client address", async () => {
+    const e = await edge();
+    const j = await joined(e);
+    const minted = await e.fetch("/v1/realtime/client_secrets", {
+      method: "POST",
+      headers: { ...bearer(), "content-type": "application/json" },
+      body: JSON.stringify({ call_id: j.callId }),
+    });
+    const { value } = (await minted.json()) as { value: string };
+    const one = (await (await e.fetch(j.location, { headers: bearer(value) })).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(one.participantId).toBe(j.pid);
+    expect(one).not.toHaveProperty("address");
+    expect(one.leg).toMatchObject({ state: "connected", codec: "opus" });
+    expect(one.leg).not.toHaveProperty("clientAddress");
+    const list = `/v1/realtime/calls/${j.callId}/participants`;
+    for (const token of [value, secrets.apiKey]) {
+      const res = await e.fetch(list, { headers: bearer(token) });
+      expect(res.status).toBe(200);
+      const { participants } = (await res.json()) as { participants: Record<string, unknown>[] };
+      expect(participants.map((p) => p.participantId)).toContain(j.pid);
+      for (const p of participants) expect(p).not.toHaveProperty("address");
+    }
   });
 
   it("counts PATCHes under participants.patch", async () => {

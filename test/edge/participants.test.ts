@@ -3,48 +3,13 @@
 // own logic (admit at the owner, steer the joiner, the leg there, release on failure, routing of
 // the roster and of a leave, call-scoped client secrets, CORS). The real transceiver's side is
 // tested in test/transceiver.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { FakeCluster, type RecordedRequest } from "./fake-cluster.ts";
-import { FakeConference } from "./fake-conference.ts";
-import { type CityName, CLUSTERS, OFFER, topologyFor } from "./fixtures.ts";
-import { type Edge, makeSecrets, startEdge } from "./harness.ts";
+import { describe, expect, it } from "vitest";
+import { conferenceSuite } from "./conference-suite.ts";
+import { type CityName, OFFER } from "./fixtures.ts";
+import type { Edge } from "./harness.ts";
 
-const secrets = makeSecrets();
-const clusters = new Map<string, FakeCluster>();
-const conferences = new Map<string, FakeConference>();
-let edges: Edge[] = [];
-
-beforeAll(async () => {
-  const hubs = new Map<number, FakeConference>();
-  for (const c of CLUSTERS) {
-    const f = new FakeCluster(c.name, c.id, secrets.clusterSecret, secrets.callIdRing);
-    await f.start();
-    clusters.set(c.name, f);
-    conferences.set(c.name, new FakeConference(f, secrets.callIdRing, hubs));
-  }
-});
-afterEach(async () => {
-  await Promise.all(edges.map((e) => e.dispose()));
-  edges = [];
-  for (const c of conferences.values()) c.reset();
-});
-afterAll(async () => {
-  for (const f of clusters.values()) await f.stop();
-});
-
+const { secrets, conferences, bearer, codeOf, edge, marks, since, routes } = conferenceSuite();
 const conference = (n: string) => conferences.get(n)!;
-const bearer = (token = secrets.apiKey) => ({ authorization: `Bearer ${token}` });
-const codeOf = async (r: Response) => ((await r.json()) as { error: { code: string } }).error.code;
-
-async function edge(): Promise<Edge> {
-  const urls = Object.fromEntries([...clusters].map(([n, f]) => [n, f.url]));
-  const e = await startEdge({
-    topology: topologyFor(urls),
-    bindings: { ...secrets.bindings, CLUSTER_TIMEOUT_MS: "1000" },
-  });
-  edges.push(e);
-  return e;
-}
 
 /** A call made from `city` (its owner cluster is the city's nearest). */
 async function callFrom(e: Edge, city: CityName): Promise<string> {
@@ -65,15 +30,6 @@ const join = (e: Edge, callId: string, city: CityName, token?: string, body = OF
     headers: { ...bearer(token), "content-type": "application/sdp" },
     body,
   });
-
-/** Requests each cluster received since `mark` (an index per cluster). */
-const marks = () => new Map([...clusters].map(([n, f]) => [n, f.requests.length]));
-function since(m: Map<string, number>): Map<string, RecordedRequest[]> {
-  return new Map(
-    [...clusters].map(([n, f]) => [n, f.requests.slice(m.get(n)).filter((r) => r.path !== "/healthz")]),
-  );
-}
-const routes = (rs: RecordedRequest[] | undefined) => (rs ?? []).map((r) => `${r.method} ${r.path}`);
 
 async function secretFor(e: Edge, callId?: unknown): Promise<Response> {
   return e.fetch("/v1/realtime/client_secrets", {

@@ -109,6 +109,18 @@ describe("client hop", () => {
     expect(frames).toEqual([frame(9), frame(10), frame(9), frame(10), frame(11)]);
   });
 
+  it("a packet of another payload type (another SSRC: video on the bundle) leaves the audio's seq space alone", () => {
+    const { h, frames, drops, nacks } = hop(RED, true);
+    h.receive(red(1), 0);
+    h.receive(red(2), 0);
+    h.receive(rtp(96, 500, 0, Uint8Array.of(1), 99), 0); // not negotiated for audio, SSRC 99
+    h.receive(red(2), 0); // still a duplicate: the tracker was not started over
+    h.receive(red(3), 0);
+    expect(frames).toEqual([frame(0), frame(1), frame(2), frame(3)]);
+    expect(drops).toEqual(["not_rtp", "duplicate_rtp"]);
+    expect(nacks).toEqual([]);
+  });
+
   it("NACK: a gap is asked at once and again after the retry time, a repaired packet is counted", () => {
     const { h, frames, nacks } = hop(-1, true);
     const opus = (i: number) => rtp(OPUS, i, i * 960, Uint8Array.of(i));

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GenericNack, Red, RtcpTransportLayerFeedback, type RtpPacket } from "werift";
 import { newRedBlocks, parseRed } from "../../regional/transceiver/core/red.ts";
 import { clientApplyRestartAnswer, clientRestartFrag, type TestClient } from "./helpers/client.ts";
-import { type CallStatus, type Harness, sleep, startHarness, until } from "./helpers/harness.ts";
+import { type CallStatus, callStatus, type Harness, sleep, startHarness, until } from "./helpers/harness.ts";
 
 const FRAMES = 200;
 let h: Harness;
@@ -20,11 +20,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function status(callId: string): Promise<CallStatus> {
-  const r = await h.call("GET", `/v1/calls/${callId}`);
-  expect(r.status).toBe(200);
-  return (await r.json()) as CallStatus;
-}
+const status = (callId: string): Promise<CallStatus> => callStatus(h, callId);
 
 /** RTP (not RTCP: second byte 192-223) from a client. */
 const isRtp = (d: Buffer) => d.length >= 12 && (d[0]! & 0xc0) === 0x80 && !(d[1]! >= 192 && d[1]! <= 223);

@@ -1,6 +1,7 @@
 // Conference addresses between the wire (hello: family, port, 16 IP bytes with IPv4 in the last
 // 4) and the socket (host text): both ways, and the backbone CIDR check the hub applies to a
 // hello before it sends anything to the address inside.
+import type { Hello } from "../../../shared/conference/payloads.ts";
 import { type Cidr, cidrContains, type HostPort, parseCidr } from "../../../shared/topology/address.ts";
 
 /** "ip:port", "[ip6]:port". */
@@ -28,6 +29,9 @@ export function allowed(cidrs: readonly Cidr[], ipv6: boolean, ip: Uint8Array): 
   return false;
 }
 
+/** What a hello says of its leg (payloads.ts Hello without the participant id). */
+export type LegHello = Omit<Hello, "participantId">;
+
 /**
  * The leg a participant is bound to (its first MAC-valid hello): frames for that participant
  * from anywhere else are `wrong_leg`. The source address of a datagram is compared with the
@@ -46,14 +50,7 @@ export class LegBinding {
   readonly #anyHost: boolean;
   #seen = "";
 
-  constructor(h: {
-    clusterId: number;
-    transceiverId: number;
-    legId: string;
-    ipv6: boolean;
-    port: number;
-    ip: Uint8Array;
-  }) {
+  constructor(h: LegHello) {
     this.clusterId = h.clusterId;
     this.transceiverId = h.transceiverId;
     this.legId = h.legId;
@@ -64,14 +61,7 @@ export class LegBinding {
   }
 
   /** The same leg as a hello says (ids, leg id, address). */
-  sameHello(h: {
-    clusterId: number;
-    transceiverId: number;
-    legId: string;
-    ipv6: boolean;
-    port: number;
-    ip: Uint8Array;
-  }): boolean {
+  sameHello(h: LegHello): boolean {
     if (h.clusterId !== this.clusterId || h.transceiverId !== this.transceiverId) return false;
     if (h.legId !== this.legId || h.ipv6 !== this.ipv6 || h.port !== this.port) return false;
     for (let i = 0; i < 16; i++) if (h.ip[i] !== this.#ip[i]) return false;

@@ -1,10 +1,17 @@
 // Events across the cascade on the hub (docs/transceiver.md "Conferences"): a backend event goes
 // to every leaf (kind 6, one stream per leaf link); a joiner's event arrives in order (its
 // link's EventInbox, gaps repaired by NACK) and goes to the backend tagged with participant_id
-// and slot. An event over EVENT_MAX_BYTES is not carried: counted, and its sender (here the
-// backend) gets a Realtime `error` event_too_large. Events given up are told to that joiner.
+// and slot; one that sets the instructions or tools (events.ts joinerMayNotSend) is refused and
+// the joiner told. An event over EVENT_MAX_BYTES is not carried: counted, and its sender (here
+// the backend) gets a Realtime `error` event_too_large. Events given up are told to that joiner.
 import { decodeEventText, eventSeq } from "../../../shared/conference/event.ts";
-import { eventsLostEvent, eventTooLargeError, oversize, tagJoinerEvent } from "./events.ts";
+import {
+  eventNotAllowedError,
+  eventsLostEvent,
+  eventTooLargeError,
+  oversize,
+  readJoinerEvent,
+} from "./events.ts";
 import type { HubCall, HubRoutes, Joiner } from "./hub-routes.ts";
 import type { ConferenceMetrics } from "./metrics.ts";
 
@@ -47,11 +54,20 @@ export class HubEvents {
     this.lost(j, j.link.events.push(seq, text, now, j.deliver), now);
   }
 
-  /** A joiner's event, in order: to the backend, tagged. */
+  /**
+   * A joiner's event, in order: to the backend, tagged. One a joiner may not send (the session's:
+   * events.ts joinerMayNotSend) is not carried; the joiner gets an error. Enforced here, on the
+   * backend's side of the cascade, whatever the leg let through.
+   */
   deliver(j: Joiner, text: string): void {
-    const tagged = tagJoinerEvent(text, j.id, j.slot);
+    const tagged = readJoinerEvent(text, j.id, j.slot);
     if (tagged === undefined) {
       this.#m.drops.bad_event.inc();
+      return;
+    }
+    if (typeof tagged !== "string") {
+      this.#m.drops.event_not_allowed.inc();
+      j.link.event(0, j.slot, eventNotAllowedError(tagged.refused), performance.now());
       return;
     }
     this.#m.events.in.inc();

@@ -23,6 +23,7 @@ import type { EndReason } from "../call-types.ts";
 import { ApiError } from "../errors.ts";
 import type { CallTap } from "../shell/call-tap.ts";
 import { allowed, hostPortText, ipText, LegBinding } from "./addr.ts";
+import { untagOwnerEvent } from "./events.ts";
 import { HubEvents } from "./hub-events.ts";
 import { type HubCall, HubRoutes, type Joiner } from "./hub-routes.ts";
 import { ConferenceLink } from "./link.ts";
@@ -265,6 +266,9 @@ export class HubConference implements ConferenceEndpoint, CallTap {
     return this.#routes.fromBackend(h, payload, performance.now());
   }
 
+  /** The owner's client's event: it may not pose as a joiner while there are any. */
+  clientEvent = (text: string): string => (this.#byId.size === 0 ? text : untagOwnerEvent(text));
+
   /** A backend event (the owner's client has it): to every leaf. */
   backendEvent(text: string): void {
     this.#events.fromBackend(text, performance.now());
@@ -287,13 +291,8 @@ export class HubConference implements ConferenceEndpoint, CallTap {
 
   status(): Record<string, unknown> {
     const { idHex: conferenceId, joiners } = this;
-    const maxParticipants = this.#sock.config.maxParticipants;
-    return {
-      role: "hub",
-      conferenceId,
-      participants: joiners + 1,
-      maxParticipants,
-      mixer: this.#routes.mixerStats(),
-    };
+    const { maxParticipants } = this.#sock.config;
+    const mixer = this.#routes.mixerStats();
+    return { role: "hub", conferenceId, participants: joiners + 1, maxParticipants, mixer };
   }
 }

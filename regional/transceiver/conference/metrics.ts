@@ -33,6 +33,8 @@ export const CONFERENCE_DROP_REASONS = [
   // An event over EVENT_MAX_BYTES (not sent), or one that is not a JSON object.
   "event_too_large",
   "bad_event",
+  // A joiner's event of a type only the owner may send (session.update...): not carried.
+  "event_not_allowed",
 ] as const;
 export type ConferenceDropReason = (typeof CONFERENCE_DROP_REASONS)[number];
 

@@ -76,7 +76,12 @@ export class CallAudio {
     this.#hop = new ClientHop(t, this.#ptToCodec, this.#frame, this.#sink, redPt, nack);
     // With RED, werift's receiver splits each packet into copies for the track (its own parser,
     // guessing seqs); the hop reads the packets before that instead and the track's are ignored.
-    if (redPt >= 0) t.dtlsTransport?.onRtp.subscribe((rtp) => this.#hop!.receive(rtp, this.#sink.now()));
+    // The transport carries every m-line's RTP: only audio payload types are the hop's.
+    if (redPt >= 0)
+      t.dtlsTransport?.onRtp.subscribe((rtp) => {
+        const pt = rtp.header.payloadType;
+        if (pt === redPt || this.#ptToCodec.has(pt)) this.#hop!.receive(rtp, this.#sink.now());
+      });
     return true;
   }
 
@@ -126,12 +131,13 @@ export class CallAudio {
       timestamp: n.timestamp,
       marker: n.marker,
     });
-    // werift keeps the packet (not a copy) to answer NACKs: a mixer's reused buffer is copied
-    // when the client can NACK.
+    // werift keeps the packet (not a copy) to answer NACKs: when the client can NACK the payload
+    // is copied, whatever its source (a leg's "backend" is its mixer, whose output buffer is
+    // reused, and it arrives as source 0).
     const b =
       this.#redInnerPt >= 0
         ? this.#wrapRed(payload, n.timestamp)
-        : source !== 0 && this.#hop?.nack === true
+        : this.#hop?.nack === true
           ? Buffer.from(payload)
           : Buffer.isBuffer(payload)
             ? payload

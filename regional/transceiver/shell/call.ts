@@ -1,8 +1,7 @@
-// One call: a werift peer connection on the shared socket, its client paths, timers and the
-// backend link. Created from a checked offer; ended exactly once (idempotent `end`), which
-// closes the peer connection, tells the relays (flowClose) and the backend (session.ended).
-// Parts: peer.ts, call-paths.ts (paths, consent), audio.ts (framing), call-backend.ts (the
-// link), stats.ts, timings.ts, the pure core/lifetime.ts, core/ufrags.ts, core/answer.ts.
+// One call: a werift peer connection on the shared socket, its client paths, timers and the backend
+// link. Created from a checked offer; ended once (idempotent `end`): closes the peer connection,
+// tells the relays (flowClose) and the backend (session.ended). Parts: peer.ts, call-paths.ts,
+// audio.ts, call-backend.ts, stats.ts, timings.ts, core/lifetime.ts, core/ufrags.ts, core/answer.ts.
 import { randomBytes } from "node:crypto";
 import type { RTCPeerConnection, RTCRtpTransceiver } from "werift";
 import type { BackendLink } from "../backend-link.ts";
@@ -156,9 +155,7 @@ export class Call {
       rtp: (rtp) => this.#audio.fromTrack(rtp),
       dataChannel: (dc) => {
         if (!this.#events.adopt(dc)) return;
-        dc.onMessage.subscribe((m) => {
-          if (live()) this.#bridge.sendEvent(typeof m === "string" ? m : m.toString("utf8"));
-        });
+        dc.onMessage.subscribe((m) => this.sendClientEvent(typeof m === "string" ? m : m.toString("utf8")));
       },
     });
   }
@@ -209,10 +206,12 @@ export class Call {
     this.#events.send(text);
   }
 
-  /** An event from the signalling WebSocket, for the backend. */
+  /** An event for the backend (the sideband's, a conference's). */
   sendEventToBackend(text: string): void {
     if (this.state !== "ended") this.#bridge.sendEvent(text);
   }
+  /** The client's own event (data channel, signalling WebSocket): through the conference, if any. */
+  sendClientEvent = (text: string): void => this.sendEventToBackend(this.tap?.clientEvent?.(text) ?? text);
 
   addListener(l: CallListener): void {
     this.#events.addListener(l);

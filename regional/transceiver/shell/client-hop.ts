@@ -9,6 +9,7 @@ import { GapTracker } from "../../../shared/conference/gap-tracker.ts";
 import { type NackEntry, newNackEntries } from "../../../shared/conference/payloads.ts";
 import { nackSeqs } from "../../../shared/conference/send-history.ts";
 import { AudioFlags, type AudioFrameHeader } from "../backend-protocol.ts";
+import type { ClientRepairStatus } from "../call-types.ts";
 import { newRedBlocks, parseRed } from "../core/red.ts";
 
 /** Why a client packet did not reach the backend (counted by the call). */
@@ -19,20 +20,8 @@ export interface HopSink {
   drop(reason: HopDrop): void;
 }
 
-export interface HopStatus {
-  red: boolean;
-  nack: boolean;
-  /** RED packets received from the client (it sends RED when red precedes Opus in the answer). */
-  redPackets: number;
-  /** Frames taken from a RED redundant block because the packet carrying them was lost. */
-  recovered: number;
-  duplicates: number;
-  /** Seqs asked again by NACK (retries included), and those that then arrived. */
-  nacked: number;
-  repaired: number;
-  /** Gaps given up (neither recovered nor repaired). */
-  lost: number;
-}
+/** The hop's counters (the call status's `clientRepair`). */
+export type HopStatus = ClientRepairStatus;
 
 const noop = (): void => {};
 
@@ -90,15 +79,17 @@ export class ClientHop {
       else this.#emit(codec, h.sequenceNumber, h.timestamp, h.marker, rtp.payload);
       return;
     }
-    const tr = this.#trackerFor(h.ssrc);
-    if (pt === this.#redPt) {
-      this.#receiveRed(rtp, tr, now);
-    } else {
-      const codec = this.#ptToCodec.get(pt);
-      if (codec === undefined) this.#sink.drop("not_rtp");
-      else if (tr.onPacket(h.sequenceNumber, now) === "duplicate") this.#duplicate();
-      else this.#emit(codec, h.sequenceNumber, h.timestamp, h.marker, rtp.payload);
+    // The payload type first: a packet that is not our audio (another m-line's SSRC on the
+    // bundle) must not start the seq space over.
+    const codec = pt === this.#redPt ? 0 : this.#ptToCodec.get(pt);
+    if (codec === undefined) {
+      this.#sink.drop("not_rtp");
+      return;
     }
+    const tr = this.#trackerFor(h.ssrc);
+    if (codec === 0) this.#receiveRed(rtp, tr, now);
+    else if (tr.onPacket(h.sequenceNumber, now) === "duplicate") this.#duplicate();
+    else this.#emit(codec, h.sequenceNumber, h.timestamp, h.marker, rtp.payload);
     if (tr.missing > 0) this.#sendNacks(tr, h.ssrc, now);
   }
 

@@ -16,7 +16,7 @@ import { KEEPALIVE_TIMING_BYTES } from "../../../shared/conference/keepalive.ts"
 import { encodeHello } from "../../../shared/conference/payloads.ts";
 import type { Keyring } from "../../../shared/keys.ts";
 import { goertzel, toneFrame } from "../../support/tone.ts";
-import { createTestClient, type TestClient } from "./client.ts";
+import { type ClientOptions, createTestClient, type TestClient } from "./client.ts";
 import { type Harness, sleep, startHarness } from "./harness.ts";
 
 export function backboneKeys(): Keyring {
@@ -49,11 +49,12 @@ export async function join(
   hub: Harness,
   leg: Harness,
   callId: string,
+  options: ClientOptions = {},
 ): Promise<{ client: TestClient; legId: string; admission: Admission }> {
   const a = await admit(hub, callId);
   if (a.status !== 201) throw new Error(`admit: ${a.status} ${await a.text()}`);
   const admission = (await a.json()) as Admission;
-  const client = createTestClient({ codecs: "opus" });
+  const client = createTestClient({ codecs: "opus", ...options });
   const offer = await client.createOffer();
   const res = await leg.call("POST", "/v1/legs", {
     sdp: offer,
