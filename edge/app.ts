@@ -63,7 +63,7 @@ export function createApp(): Hono<AppEnv> {
     ["/v1/realtime/calls/:id/reject", "POST, OPTIONS"],
     ["/v1/realtime/calls/:id/refer", "POST, OPTIONS"],
     ["/v1/realtime/calls/:id/participants", "GET, POST, OPTIONS"],
-    ["/v1/realtime/calls/:id/participants/:pid", "GET, DELETE, OPTIONS"],
+    ["/v1/realtime/calls/:id/participants/:pid", "GET, PATCH, DELETE, OPTIONS"],
     ["/v1/realtime/client_secrets", "POST, OPTIONS"],
     ["/v1/realtime/ws", "GET"],
     ["/v1/realtime", "GET"],

@@ -91,7 +91,7 @@ export function methodsFor(path: string): string {
   if (path === "/v1/realtime/calls") return "POST, OPTIONS";
   if (/^\/v1\/realtime\/calls\/[^/]+$/.test(path)) return "GET, PATCH, DELETE, OPTIONS";
   if (PARTICIPANTS.test(path)) return "GET, POST, OPTIONS";
-  if (/^\/v1\/realtime\/calls\/[^/]+\/participants\/[^/]+$/.test(path)) return "GET, DELETE, OPTIONS";
+  if (/^\/v1\/realtime\/calls\/[^/]+\/participants\/[^/]+$/.test(path)) return "GET, PATCH, DELETE, OPTIONS";
   if (
     /^\/v1\/realtime\/calls\/[^/]+\/(hangup|accept|reject|refer)$/.test(path) ||
     path === "/v1/realtime/client_secrets"
@@ -116,7 +116,7 @@ export function registerOptions(app: Hono<AppEnv>): void {
     };
     if (path === "/v1/realtime/calls" || PARTICIPANTS.test(path))
       headers["accept-post"] = "application/sdp, multipart/form-data";
-    else if (/^\/v1\/realtime\/calls\/[^/]+$/.test(path))
+    else if (/^\/v1\/realtime\/calls\/[^/]+(\/participants\/[^/]+)?$/.test(path))
       headers["accept-patch"] = "application/trickle-ice-sdpfrag";
     return c.body(null, 204, headers);
   });

@@ -54,6 +54,7 @@ export type RouteName =
   | "participants.list"
   | "participants.get"
   | "participants.leave"
+  | "participants.patch"
   | "client_secrets"
   | "ws"
   | "regions"

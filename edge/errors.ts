@@ -102,6 +102,23 @@ export const Errors = {
   callNotFound: () => new EdgeError(404, "not_found_error", "call_not_found", "no such call"),
   participantNotFound: () =>
     new EdgeError(404, "not_found_error", "participant_not_found", "no such participant"),
+  /** Admitted, but its leg's hello has not reached the hub yet: nothing to PATCH so far. */
+  participantConnecting: () =>
+    new EdgeError(
+      409,
+      "invalid_request_error",
+      "participant_connecting",
+      "the participant's leg is not connected to the call yet; retry after 1 s",
+      { "retry-after": "1" },
+    ),
+  /** A cluster's 2xx the edge cannot use (an owner's participant record without a usable leg). */
+  clusterBadAnswer: (cluster: string) =>
+    new EdgeError(
+      502,
+      "server_error",
+      "cluster_bad_answer",
+      `the cluster ${cluster} sent an unreadable answer`,
+    ),
   notFound: () => new EdgeError(404, "not_found_error", "not_found", "no such route"),
   methodNotAllowed: (allow: string) =>
     new EdgeError(405, "invalid_request_error", "method_not_allowed", `this route allows ${allow}`, {

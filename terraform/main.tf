@@ -26,11 +26,13 @@ module "settings" {
   anycast         = var.anycast
   edge            = var.edge
   images          = var.images
+  conference      = var.conference
   hint_keys       = var.hint_keys
   call_id_keys    = var.call_id_keys
   cluster_secret  = var.cluster_secret
+  backbone_keys   = var.backbone_keys
   edge_secrets    = var.edge_secrets
-  as_written      = { anycast = var.anycast, edge = var.edge, images = var.images }
+  as_written      = { anycast = var.anycast, edge = var.edge, images = var.images, conference = var.conference }
 }
 
 locals {
@@ -157,4 +159,10 @@ module "cluster" {
   hint_keys           = module.settings.hint_keys
   call_id_keys        = module.settings.call_id_keys
   cluster_secret      = module.settings.cluster_secret
+
+  # Conferences: transceivers of other clusters send conference frames straight to this cluster's
+  # transceivers, so the port opens to their backbone_cidrs only (the topology refuses /0 there).
+  conference            = module.settings.conference
+  conference_peer_cidrs = distinct(flatten([for k, c in local.clusters : c.backbone_cidrs if k != each.key]))
+  backbone_keys         = module.settings.backbone_keys
 }

@@ -2,7 +2,8 @@
 # that needs no provider, so `terraform test` checks the validations offline and there is one
 # definition of each:
 #   modules/topology  global_vip, default_cluster, clusters, pops (and renders the topology);
-#   modules/settings  name_prefix, deploy_cluster, kubeconfig_path, anycast, edge, images, secrets.
+#   modules/settings  name_prefix, deploy_cluster, kubeconfig_path, anycast, edge, images,
+#                     conference, secrets.
 # The variables here only pass values through (objects as `any`, so the module's type is the only
 # one), and main.tf reads every input back from those modules' outputs. Descriptions, types,
 # defaults and the validation messages are in the modules' variables.tf.
@@ -70,7 +71,14 @@ variable "images" {
   type        = any
 }
 
-# ---- Secrets: sensitive, no defaults, only from the environment (TF_VAR_...) or a secret store.
+variable "conference" {
+  description = "Conferences (several participants in one call): port, max_participants, nack, address; null for none (type and validations: modules/settings/variables.tf, docs/operations/conferences.md)."
+  type        = any
+  default     = null
+}
+
+# ---- Secrets: sensitive, no defaults (but backbone_keys: null, needed only with conference), only
+# from the environment (TF_VAR_...) or a secret store.
 
 variable "hint_keys" {
   description = "GR_HINT_KEYS: routing-hint keyring \"id:base64,id:base64\". Set TF_VAR_hint_keys; never in a file."
@@ -87,6 +95,13 @@ variable "call_id_keys" {
 variable "cluster_secret" {
   description = "GR_CLUSTER_SECRET: keyring \"id:base64,...\" whose first key signs every edge-to-cluster request (all verify), or one base64 secret. Set TF_VAR_cluster_secret; never in a file."
   type        = string
+  sensitive   = true
+}
+
+variable "backbone_keys" {
+  description = "GR_BACKBONE_KEYS: conference-frame keyring \"id:base64,id:base64\", the same on every cluster; needed only with conference (so the one secret with a default, null). Set TF_VAR_backbone_keys; never in a file."
+  type        = string
+  default     = null
   sensitive   = true
 }
 

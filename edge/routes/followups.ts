@@ -10,6 +10,7 @@
 import type { Context, Hono } from "hono";
 import { verifyCallIdWebCrypto } from "../../shared/callid/callid.ts";
 import type { ClusterSpec } from "../../shared/topology/schema.ts";
+import type { Principal } from "../auth/authenticate.ts";
 import { type ClusterRequest, clusterErrorBody, clusterFetch, readJson } from "../cluster/client.ts";
 import { callIdKeys, loadTopology } from "../config.ts";
 import type { AppEnv, RouteName } from "../env.ts";
@@ -21,17 +22,22 @@ import { registerResume } from "./resume.ts";
 const TRICKLE = "application/trickle-ice-sdpfrag";
 
 export async function owningCluster(c: Context<AppEnv>, callId: string): Promise<ClusterSpec> {
+  const cluster = await clusterOfCallId(c, callId);
+  if (!cluster) throw Errors.callNotFound();
+  return cluster;
+}
+
+/** The cluster a call id names (its MAC checked), or undefined for a bad id or unknown cluster. */
+export async function clusterOfCallId(c: Context<AppEnv>, callId: string): Promise<ClusterSpec | undefined> {
   const [keys, topo] = await Promise.all([callIdKeys(c.env), loadTopology(c.env, Date.now())]);
   const r = await verifyCallIdWebCrypto(callId, keys);
   if (!r.ok) {
     c.get("log").debug("call id rejected", { reason: r.reason });
-    throw Errors.callNotFound();
+    return undefined;
   }
   const cluster = topo.byId.get(r.callId.clusterId);
-  if (!cluster) {
+  if (!cluster)
     c.get("log").warn("call id names a cluster not in the topology", { clusterId: r.callId.clusterId });
-    throw Errors.callNotFound();
-  }
   return cluster;
 }
 
@@ -70,12 +76,18 @@ export interface Forward {
   check?: () => void;
   /** Reads and checks the request body, after admission. */
   body?: () => Promise<{ body: Uint8Array; headers: Record<string, string> }>;
+  /** Rewrites a 200 JSON answer for the caller (what the edge does not show it). */
+  view?: (body: unknown, p: Principal) => unknown;
 }
 
 export async function forward(c: Context<AppEnv>, f: Forward): Promise<Response> {
   c.set("route", f.route);
   const callId = c.req.param("id")!;
-  await admit(c, { create: false, graceS: FOLLOW_UP_GRACE_S, ...(f.participant ? { call: callId } : {}) });
+  const p = await admit(c, {
+    create: false,
+    graceS: FOLLOW_UP_GRACE_S,
+    ...(f.participant ? { call: callId } : {}),
+  });
   f.check?.();
   const extra = f.body ? await f.body() : undefined;
   const cluster = await owningCluster(c, callId);
@@ -87,10 +99,37 @@ export async function forward(c: Context<AppEnv>, f: Forward): Promise<Response>
     ...(extra ? { body: extra.body } : {}),
     headers: { accept: "application/json, application/trickle-ice-sdpfrag", ...extra?.headers },
   });
-  const hopMs = Date.now() - t0;
+  const hops: [string, string, number][] = [["cluster", cluster.name, Date.now() - t0]];
+  if (f.view && res.status === 200 && mediaType(res.headers.get("content-type")) === "application/json") {
+    const body = JSON.stringify(f.view(await readJson(res), p));
+    return relay(
+      c,
+      new Response(body, { headers: { "content-type": "application/json" } }),
+      cluster.name,
+      hops,
+    );
+  }
+  return relay(c, res, cluster.name, hops);
+}
+
+/**
+ * A cluster's answer to the client: status, body (errors in the edge's shape), ETag,
+ * Retry-After and Accept-Patch; `X-Relay-Cluster` names the cluster that answered and
+ * Server-Timing each cluster hop (metric name, cluster name, ms).
+ */
+export async function relay(
+  c: Context<AppEnv>,
+  res: Response,
+  answeredBy: string,
+  hops: [string, string, number][],
+): Promise<Response> {
+  const timing = hops.map(([m, n, ms]) => `${m};dur=${ms.toFixed(1)};desc="${n}"`);
   const headers = new Headers({
-    "x-relay-cluster": cluster.name,
-    "server-timing": `edge;dur=${(Date.now() - c.get("startMs")).toFixed(1)};desc="edge total", cluster;dur=${hopMs.toFixed(1)};desc="${cluster.name}"`,
+    "x-relay-cluster": answeredBy,
+    "server-timing": [
+      `edge;dur=${(Date.now() - c.get("startMs")).toFixed(1)};desc="edge total"`,
+      ...timing,
+    ].join(", "),
   });
   for (const h of ["etag", "retry-after", "accept-patch"]) {
     const v = res.headers.get(h);
@@ -116,6 +155,20 @@ export async function forward(c: Context<AppEnv>, f: Forward): Promise<Response>
   return new Response(await res.arrayBuffer(), { status: res.status, headers });
 }
 
+/** A WHIP PATCH body (415 with Accept-Patch for another type) and the headers to forward. */
+export async function trickleBody(
+  c: Context<AppEnv>,
+): Promise<{ body: Uint8Array; headers: Record<string, string> }> {
+  const type = mediaType(c.req.header("content-type"));
+  if (type !== TRICKLE) throw Errors.unsupportedType(type, TRICKLE, { "accept-patch": TRICKLE });
+  const body = await readBody(c.req.raw);
+  const headers: Record<string, string> = { "content-type": TRICKLE };
+  // WHIP: the cluster decides 428 (absent), 412 (stale), 204 (trickle), 200 (restart).
+  const ifMatch = c.req.header("if-match");
+  if (ifMatch !== undefined) headers["if-match"] = ifMatch;
+  return { body, headers };
+}
+
 export function registerFollowUps(app: Hono<AppEnv>): void {
   app.get("/v1/realtime/calls/:id", (c) => forward(c, { route: "calls.get", method: "GET" }));
   app.delete("/v1/realtime/calls/:id", (c) => forward(c, { route: "calls.delete", method: "DELETE" }));
@@ -130,19 +183,6 @@ export function registerFollowUps(app: Hono<AppEnv>): void {
     });
   }
   app.patch("/v1/realtime/calls/:id", (c) =>
-    forward(c, {
-      route: "calls.patch",
-      method: "PATCH",
-      body: async () => {
-        const type = mediaType(c.req.header("content-type"));
-        if (type !== TRICKLE) throw Errors.unsupportedType(type, TRICKLE, { "accept-patch": TRICKLE });
-        const body = await readBody(c.req.raw);
-        const headers: Record<string, string> = { "content-type": TRICKLE };
-        // WHIP: the cluster decides 428 (absent), 412 (stale), 204 (trickle), 200 (restart).
-        const ifMatch = c.req.header("if-match");
-        if (ifMatch !== undefined) headers["if-match"] = ifMatch;
-        return { body, headers };
-      },
-    }),
+    forward(c, { route: "calls.patch", method: "PATCH", body: () => trickleBody(c) }),
   );
 }

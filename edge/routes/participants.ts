@@ -1,7 +1,8 @@
 // Joining a call (issue 16): several people in one call, each on their nearest cluster.
 //   POST   /v1/realtime/calls/{id}/participants        join (the offer in, the answer out: 201)
 //   GET    /v1/realtime/calls/{id}/participants        the roster (from the owner)
-//   GET    /v1/realtime/calls/{id}/participants/{pid}  one participant (from the owner)
+//   GET    /v1/realtime/calls/{id}/participants/{pid}  one participant (owner's + its leg's status)
+//   PATCH  /v1/realtime/calls/{id}/participants/{pid}  trickle / ICE restart of its leg (WHIP)
 //   DELETE /v1/realtime/calls/{id}/participants/{pid}  remove (leave) a participant (owner: 204)
 // A join admits the participant at the cluster that owns the call (its id names it), then
 // steers the joiner like a new call (nearest healthy cluster, failover) and creates the leg
@@ -17,6 +18,7 @@ import {
   readAdmitResponse,
   readCreateLegResponse,
 } from "../../shared/signalling/join.ts";
+import { publicList } from "../../shared/signalling/participant-leg.ts";
 import type { Caller } from "../../shared/signing/caller.ts";
 import type { ClusterSpec } from "../../shared/topology/schema.ts";
 import { callerFor } from "../auth/caller.ts";
@@ -30,28 +32,36 @@ import { clusterClient } from "../steering/client.ts";
 import { type Steered, type SteerScope, steer, steerScope } from "../steering/steer.ts";
 import { clusterError, quoteEtag, readOffer, reportSteered, resolveSession } from "./calls.ts";
 import { fetchOwner, forward, owningCluster } from "./followups.ts";
+import { getParticipant, patchParticipant } from "./participant-leg.ts";
 
 const JSON_HEADERS = { "content-type": "application/json", accept: "application/json" };
 
 export function registerParticipants(app: Hono<AppEnv>): void {
   app.post("/v1/realtime/calls/:id/participants", join);
   app.get("/v1/realtime/calls/:id/participants", (c) =>
-    forward(c, { route: "participants.list", method: "GET", suffix: "/participants", participant: true }),
+    forward(c, {
+      route: "participants.list",
+      method: "GET",
+      suffix: "/participants",
+      participant: true,
+      view: (body, p) => publicList(body, p.kind === "api_key"),
+    }),
   );
-  const one = (c: Context<AppEnv>, route: "participants.get" | "participants.leave", method: string) => {
+  // GET and PATCH need the leg too (participant-leg.ts).
+  app.get("/v1/realtime/calls/:id/participants/:pid", getParticipant);
+  app.patch("/v1/realtime/calls/:id/participants/:pid", patchParticipant);
+  app.delete("/v1/realtime/calls/:id/participants/:pid", (c) => {
     const pid = c.req.param("pid") ?? "";
     return forward(c, {
-      route,
-      method,
+      route: "participants.leave",
+      method: "DELETE",
       suffix: `/participants/${pid}`,
       participant: true,
       check: () => {
         if (!PARTICIPANT_ID.test(pid)) throw Errors.participantNotFound();
       },
     });
-  };
-  app.get("/v1/realtime/calls/:id/participants/:pid", (c) => one(c, "participants.get", "GET"));
-  app.delete("/v1/realtime/calls/:id/participants/:pid", (c) => one(c, "participants.leave", "DELETE"));
+  });
 }
 
 async function join(c: Context<AppEnv>): Promise<Response> {

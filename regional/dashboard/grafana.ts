@@ -11,6 +11,7 @@ const SECTIONS: Record<Section, string> = {
   latency: "Latency per hop (p50 solid, p95 dashed, p99 dotted)",
   traffic: "Calls and flows",
   errors: "Drops, failures and errors",
+  conferences: "Conferences (hub ↔ legs, conference frames over the backbone)",
 };
 
 const UNITS: Record<Unit, string> = { seconds: "s", ratio: "percentunit", per_second: "ops", count: "short" };

@@ -1,6 +1,7 @@
 // The one catalogue of dashboard panels. The built-in page (local aggregator or Prometheus), the
 // Grafana dashboard (docs/grafana/global-relay.json is generated from this file) and the docs all
 // read it, so a panel shows the same query everywhere (PromQL: core/promql.ts). Pure data.
+import { CONFERENCE_PANELS } from "./conference-panels.ts";
 import type { FilterLabel, PanelDef, Section } from "./core/panel-def.ts";
 
 const RELAY: readonly FilterLabel[] = ["pop", "cluster"];
@@ -349,6 +350,7 @@ export const PANELS: readonly PanelDef[] = [
     RELAY,
     "Flow mirror operations per second by result; errors here mean restarts may lose flows.",
   ),
+  ...CONFERENCE_PANELS,
 ];
 
 export function panelById(id: string): PanelDef | undefined {

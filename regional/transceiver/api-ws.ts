@@ -88,7 +88,7 @@ function serveSocket(t: ApiHost, ws: WebSocket, caller: Caller | undefined): voi
       case "event":
         if (!session) throw new ApiError("call_id_unknown", "no session on this connection");
         if (!isObj(msg.event)) throw new ApiError("body_malformed", "event: must be an object");
-        session.sendEventToBackend(JSON.stringify(msg.event));
+        session.sendClientEvent(JSON.stringify(msg.event));
         return;
       default:
         throw new ApiError("body_malformed", `unknown message type ${JSON.stringify(msg.type).slice(0, 40)}`);

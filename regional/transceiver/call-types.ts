@@ -73,4 +73,22 @@ export interface CallStatus {
   endedAt: string | null;
   /** The call's conference (the hub's participants, or the leg's link to its hub); null: none. */
   conference: Record<string, unknown> | null;
+  /** Repair of the client's audio (shell/client-hop.ts); null before the answer. */
+  clientRepair: ClientRepairStatus | null;
+}
+
+/** The client hop's repair counters (shell/client-hop.ts), as the call's status shows them. */
+export interface ClientRepairStatus {
+  red: boolean;
+  nack: boolean;
+  /** RED packets received from the client (it sends RED when red precedes Opus in the answer). */
+  redPackets: number;
+  /** Frames taken from a RED redundant block because the packet carrying them was lost. */
+  recovered: number;
+  duplicates: number;
+  /** Seqs asked again by NACK (retries included), and those that then arrived. */
+  nacked: number;
+  repaired: number;
+  /** Gaps given up (neither recovered nor repaired). */
+  lost: number;
 }

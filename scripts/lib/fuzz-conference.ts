@@ -4,6 +4,7 @@
 //   - "ok" only for a frame this corpus signed (no forgery by mutation)
 //   - an "ok" frame's payload decodes with its kind's payload decoder
 
+import { decodeEventText, encodeEvent } from "../../shared/conference/event.ts";
 import {
   CONFERENCE_HEADER_BYTES,
   ConferenceKind,
@@ -11,6 +12,7 @@ import {
   encodeConferenceFrame,
   newConferenceHeader,
 } from "../../shared/conference/frame.ts";
+import { KEEPALIVE_TIMING_BYTES, writeTiming } from "../../shared/conference/keepalive.ts";
 import {
   decodeBye,
   decodeHello,
@@ -61,7 +63,7 @@ export class ConferenceFuzz {
       const buf = new Uint8Array(400);
       const h = newConferenceHeader();
       Object.assign(h, {
-        kind: 1 + (i % 5),
+        kind: 1 + (i % 6),
         keyId: this.#mac.activeKeyId,
         conferenceHi: below(0x10000) * 0x10000 + below(0x10000),
         conferenceLo: below(0x10000) * 0x10000 + below(0x10000),
@@ -93,18 +95,23 @@ export class ConferenceFuzz {
           transceiverId: below(0x10000),
           ipv6: below(2) === 1,
           port: 1 + below(0xffff),
+          legId: `rtc_${Array.from({ length: 48 }, () => ID_CHARS[below(64)]).join("")}`,
         };
         he.ip.set(randomBytes(16));
         if (!he.ipv6) he.ip.fill(0, 0, 12);
         len = encodeHello(buf, p, he);
       } else if (h.kind === ConferenceKind.bye) len = encodeBye(buf, p, 1 + below(4));
-      else {
+      else if (h.kind === ConferenceKind.event) {
+        const text = JSON.stringify({ type: "x", pad: "é".repeat(below(100)) });
+        len = encodeEvent(buf, p, below(0x10000), text);
+      } else {
         const k = below(9);
         for (let j = 0; j < k; j++) {
           this.#roster[j]!.slot = j + 1;
           this.#roster[j]!.participantId = j === 0 ? "owner" : id();
         }
-        len = encodeRoster(buf, p, this.#roster, k);
+        const t = writeTiming(buf, p, below(0x10000), below(0x10000), below(0x10000), below(0x10000));
+        len = t + encodeRoster(buf, p + t, this.#roster, k);
       }
       h.payloadLength = len;
       const end = encodeConferenceFrame(buf, 0, h, null, this.#mac);
@@ -141,7 +148,9 @@ export class ConferenceFuzz {
             ? decodeHello(buf, p, n, this.#hello)
             : h.kind === ConferenceKind.bye
               ? decodeBye(buf, p, n) >= 1
-              : decodeRoster(buf, p, n, this.#roster) >= 0;
+              : h.kind === ConferenceKind.event
+                ? decodeEventText(buf, p, n) !== undefined
+                : n === KEEPALIVE_TIMING_BYTES || decodeRoster(buf, p, n, this.#roster) >= 0;
     check(decoded, `conference: kind ${h.kind} ok but its payload does not decode`);
   }
 }

@@ -4,7 +4,7 @@
 //
 //   0      magic 0x47 ('G')
 //   1      version 1 (high nibble) | type 6 (low nibble) = 0x16
-//   2      kind: 1 media, 2 nack, 3 hello, 4 bye, 5 keepalive
+//   2      kind: 1 media, 2 nack, 3 hello, 4 bye, 5 keepalive, 6 event
 //   3      key id (0-15) in GR_BACKBONE_KEYS
 //   4-11   conference id (8 random bytes chosen by the hub)
 //   12-13  source slot     14-15 destination slot     16-19 counter (u32)
@@ -30,7 +30,7 @@ export const CONFERENCE_MAX_KEY_ID = 15;
 export const CONFERENCE_MAX_PAYLOAD = 1600;
 export const CONFERENCE_MAX_FRAME = CONFERENCE_OVERHEAD_BYTES + CONFERENCE_MAX_PAYLOAD;
 
-export const ConferenceKind = { media: 1, nack: 2, hello: 3, bye: 4, keepalive: 5 } as const;
+export const ConferenceKind = { media: 1, nack: 2, hello: 3, bye: 4, keepalive: 5, event: 6 } as const;
 export type ConferenceKind = (typeof ConferenceKind)[keyof typeof ConferenceKind];
 export const CONFERENCE_KIND_NAMES: Record<number, string> = {
   1: "media",
@@ -38,6 +38,7 @@ export const CONFERENCE_KIND_NAMES: Record<number, string> = {
   3: "hello",
   4: "bye",
   5: "keepalive",
+  6: "event",
 };
 
 export type ConferenceStatus =
@@ -133,7 +134,7 @@ export function encodeConferenceFrame(
     (off | 0) !== off
   )
     return -1;
-  if (h.kind < ConferenceKind.media || h.kind > ConferenceKind.keepalive) return -1;
+  if (h.kind < ConferenceKind.media || h.kind > ConferenceKind.event) return -1;
   if (!(h.keyId >= 0 && h.keyId <= CONFERENCE_MAX_KEY_ID)) return -1;
   const signedEnd = off + CONFERENCE_HEADER_BYTES + plen;
   const end = signedEnd + CONFERENCE_MAC_BYTES;
@@ -171,7 +172,7 @@ export function decodeConferenceFrame(
   if (vt >> 4 !== CONFERENCE_VERSION) return "unsupported-version";
   if ((vt & 15) !== CONFERENCE_FRAME_TYPE) return "bad-type";
   const kind = buf[2]!;
-  if (kind < ConferenceKind.media || kind > ConferenceKind.keepalive) return "bad-kind";
+  if (kind < ConferenceKind.media || kind > ConferenceKind.event) return "bad-kind";
   const plen = len - CONFERENCE_OVERHEAD_BYTES;
   if (plen > CONFERENCE_MAX_PAYLOAD) return "bad-payload";
   if (!checkConferencePayload(kind, buf, CONFERENCE_HEADER_BYTES, plen)) return "bad-payload";

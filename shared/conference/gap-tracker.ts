@@ -101,7 +101,8 @@ export class GapTracker {
       return "new";
     }
     const d = ((s - this.#highest) << 16) >> 16; // signed 16-bit distance
-    if (d === 0) {
+    // The highest is normally a seq received; after expectBefore it may be one still missing.
+    if (d === 0 && this.#seenBit(s)) {
       this.duplicates++;
       return "duplicate";
     }
@@ -147,6 +148,30 @@ export class GapTracker {
     }
     this.late++;
     return "late";
+  }
+
+  /**
+   * The sender says `next` is the seq it will send next: seqs after the highest up to next - 1
+   * never came (lost at the end of a burst, with nothing after them to reveal the gap). They
+   * become missing entries, NACKed as any gap. A stream not started counts as at `next - 1`'s
+   * predecessor of 0 (streams that announce this start at seq 0).
+   */
+  expectBefore(next: number, now: number): void {
+    const last = (next - 1) & 0xffff;
+    if (!this.#started) {
+      if (next === 0) return;
+      this.#started = true;
+      this.#highest = 0xffff; // before seq 0
+      this.#seen.fill(0);
+    }
+    const d = ((last - this.#highest) << 16) >> 16;
+    if (d <= 0 || d >= SEQ_WINDOW) return;
+    for (let k = 1; k <= d; k++) {
+      const s = (this.#highest + k) & 0xffff;
+      this.#mark(s, false);
+      this.#add(s, now);
+    }
+    this.#highest = last;
   }
 
   /**

@@ -6,16 +6,31 @@
 //   nack       u16 n (1..16), n x (u16 source slot, u16 first missing seq, u16 bitmask of the
 //              16 seqs after it; bit 0 = first + 1), as RTCP generic NACK (RFC 4585 §6.2.1)
 //   hello      participant id (16 bytes: the id's 16 characters after "prt_"), u16 cluster id,
-//              u16 transceiver id, u8 family (4|6), u16 port (non-zero), 4|16 bytes IP
+//              u16 transceiver id, u8 family (4|6), u16 port (non-zero), 4|16 bytes IP, then the
+//              leg id (the leg's call id "rtc_..." in its 36-byte binary form)
 //   bye        u8 reason (ByeReason)
-//   keepalive  empty, or (hub to leaf) a roster: u8 n (0..64), n x (u16 slot, 16-byte id); the
-//              owner's client (slot 1) has the id of 16 zero bytes, read as "owner"
+//   keepalive  the timing block (keepalive.ts: 14 bytes, RTT echo, next event seq), then (hub to leaf) a
+//              roster: u8 n (0..64), n x (u16 slot, 16-byte id); the owner's client (slot 1) has
+//              the id of 16 zero bytes, read as "owner"
+//   event      u16 seq, then 1..1100 bytes of UTF-8 JSON (event.ts)
+
+import { decodeBase64Into, encodeBase64 } from "../bytes/base64.ts";
+import { CALL_ID_PATTERN, CALL_ID_PREFIX } from "../callid/callid.ts";
+import { checkEvent } from "./event.ts";
+import { KEEPALIVE_TIMING_BYTES } from "./keepalive.ts";
 
 export const NACK_MAX_ENTRIES = 16;
+/**
+ * In a NACK entry's source slot: the EVENT stream of slot (value & 0x7fff), not its media (slots
+ * are at most 255, so the bit is free).
+ */
+export const EVENT_STREAM_FLAG = 0x8000;
 export const ROSTER_MAX_ENTRIES = 64;
 export const PARTICIPANT_ID_WIRE_BYTES = 16;
-export const HELLO_BYTES_V4 = 27;
-export const HELLO_BYTES_V6 = 39;
+/** The leg id in a hello: a call id's binary form (shared/callid). */
+export const LEG_ID_WIRE_BYTES = 36;
+export const HELLO_BYTES_V4 = 27 + LEG_ID_WIRE_BYTES;
+export const HELLO_BYTES_V6 = 39 + LEG_ID_WIRE_BYTES;
 /** The owner's client in a roster (it has no prt_ id). */
 export const OWNER_PARTICIPANT_ID = "owner";
 const AUDIO_FRAME_VERSION = 1;
@@ -47,6 +62,8 @@ export interface Hello {
   port: number;
   /** 16 bytes; IPv4 in bytes 12-15 with 0-11 zero (as the backbone frame's client IP). */
   ip: Uint8Array;
+  /** The leg's call id on its transceiver ("rtc_" + 48 base64url characters). */
+  legId: string;
 }
 export const newHello = (): Hello => ({
   participantId: "",
@@ -55,6 +72,7 @@ export const newHello = (): Hello => ({
   ipv6: false,
   port: 0,
   ip: new Uint8Array(16),
+  legId: "",
 });
 
 export interface RosterEntry {
@@ -112,7 +130,7 @@ function writeId(b: Uint8Array, o: number, id: string, ownerAllowed: boolean): b
   return true;
 }
 
-/** The decoder's shape check of `buf[off..off+len]` for a kind (1-5). */
+/** The decoder's shape check of `buf[off..off+len]` for a kind (1-6). */
 export function checkConferencePayload(kind: number, buf: Uint8Array, off: number, len: number): boolean {
   switch (kind) {
     case 1:
@@ -131,12 +149,16 @@ export function checkConferencePayload(kind: number, buf: Uint8Array, off: numbe
     case 4:
       return len === 1 && buf[off]! >= ByeReason.left && buf[off]! <= ByeReason.removed;
     case 5: {
-      if (len === 0) return true;
-      const n = buf[off]!;
-      if (n > ROSTER_MAX_ENTRIES || len !== 1 + 18 * n) return false;
-      for (let i = 0; i < n; i++) if (!checkId(buf, off + 1 + 18 * i + 2, true)) return false;
+      if (len === KEEPALIVE_TIMING_BYTES) return true;
+      if (len < KEEPALIVE_TIMING_BYTES + 1) return false;
+      const r = off + KEEPALIVE_TIMING_BYTES;
+      const n = buf[r]!;
+      if (n > ROSTER_MAX_ENTRIES || len !== KEEPALIVE_TIMING_BYTES + 1 + 18 * n) return false;
+      for (let i = 0; i < n; i++) if (!checkId(buf, r + 1 + 18 * i + 2, true)) return false;
       return true;
     }
+    case 6:
+      return checkEvent(len);
     default:
       return false;
   }
@@ -171,11 +193,16 @@ export function decodeNack(buf: Uint8Array, off: number, len: number, out: NackE
   return n;
 }
 
-/** Writes a hello; returns its length, or -1 (bad id, port 0, no room). */
+/** Writes a hello; returns its length, or -1 (bad id or leg id, port 0, no room). */
 export function encodeHello(buf: Uint8Array, off: number, h: Hello): number {
   const len = h.ipv6 ? HELLO_BYTES_V6 : HELLO_BYTES_V4;
   if (!(off >= 0) || off + len > buf.length || !(h.port > 0 && h.port <= 0xffff)) return -1;
+  if (!CALL_ID_PATTERN.test(h.legId)) return -1;
   if (!writeId(buf, off, h.participantId, false)) return -1;
+  for (let i = 0; i < h.legId.length - CALL_ID_PREFIX.length; i++)
+    legText[i] = h.legId.charCodeAt(CALL_ID_PREFIX.length + i);
+  if (decodeBase64Into(legText, 0, legText.length, legBytes, "url") !== LEG_ID_WIRE_BYTES) return -1;
+  buf.set(legBytes, off + len - LEG_ID_WIRE_BYTES);
   put16(buf, off + 16, h.clusterId);
   put16(buf, off + 18, h.transceiverId);
   buf[off + 20] = h.ipv6 ? 6 : 4;
@@ -198,10 +225,17 @@ export function decodeHello(buf: Uint8Array, off: number, len: number, out: Hell
     out.ip.fill(0, 0, 12);
     for (let i = 0; i < 4; i++) out.ip[12 + i] = buf[off + 23 + i]!;
   }
+  const at = off + len - LEG_ID_WIRE_BYTES;
+  for (let i = 0; i < LEG_ID_WIRE_BYTES; i++) legBytes[i] = buf[at + i]!;
+  out.legId = CALL_ID_PREFIX + encodeBase64(legBytes, "url"); // a hello a second: not the hot path
   return true;
 }
 
-/** Writes a roster (keepalive payload); returns its length, or -1 (bad id, n over 64, no room). */
+// Scratch for the leg id's two forms (hellos are encoded and decoded synchronously).
+const legText = new Uint8Array(48);
+const legBytes = new Uint8Array(LEG_ID_WIRE_BYTES);
+
+/** Writes a roster (after a keepalive's timing block); returns its length, or -1 (bad id, n over 64, no room). */
 export function encodeRoster(
   buf: Uint8Array,
   off: number,
@@ -220,15 +254,19 @@ export function encodeRoster(
   return len;
 }
 
-/** Reads a roster into `out` (64 entries); returns the count (0 for an empty keepalive), -1 if malformed. */
+/**
+ * Reads the roster of a keepalive payload (`buf[off..off+len]`, timing block first) into `out`
+ * (64 entries); returns the count, -1 if malformed or if the keepalive has no roster (a leaf's).
+ */
 export function decodeRoster(buf: Uint8Array, off: number, len: number, out: RosterEntry[]): number {
   if (!(off >= 0) || off + len > buf.length || !checkConferencePayload(5, buf, off, len)) return -1;
-  if (len === 0) return 0;
-  const n = buf[off]!;
+  if (len === KEEPALIVE_TIMING_BYTES) return -1;
+  const r = off + KEEPALIVE_TIMING_BYTES;
+  const n = buf[r]!;
   if (n > out.length) return -1;
   for (let i = 0; i < n; i++) {
     const e = out[i]!;
-    const o = off + 3 + 18 * i;
+    const o = r + 3 + 18 * i;
     e.slot = get16(buf, o - 2);
     let same = e.participantId !== "";
     for (let k = 0; k < PARTICIPANT_ID_WIRE_BYTES; k++) {

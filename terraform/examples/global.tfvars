@@ -3,6 +3,7 @@
 # Addresses are from the documentation ranges (RFC 5737: 192.0.2.0/24, 198.51.100.0/24,
 # 203.0.113.0/24); replace them with the addresses you allocated. Secrets are NOT here:
 #   export TF_VAR_hint_keys=... TF_VAR_call_id_keys=... TF_VAR_cluster_secret=... TF_VAR_edge_secrets='{}'
+#   (and TF_VAR_backbone_keys=... with conference)
 # Preview the topology this file produces (offline, no cloud account: terraform/preview):
 #   npx node scripts/terraform/render-topology.ts terraform/examples/global.tfvars --pretty
 
@@ -25,6 +26,14 @@ edge = {
   rate_limit         = { namespace_id = "1001", limit = 600, period = 60 }
   analytics_dataset  = "global_relay"
 }
+
+# Conferences (docs/operations/conferences.md): uncomment, and export TF_VAR_backbone_keys (the same
+# keyring for every cluster stack). Left out here, so this example plans without that secret.
+# conference = {
+#   port             = 3480  # UDP, open only to the other clusters' backbone_cidrs
+#   max_participants = 8     # the owner's client included, 2-64
+#   address          = "pod" # or "node": the node's IP with a hostPort (one transceiver per node)
+# }
 
 images = {
   relay       = "ghcr.io/example/global-relay-relay:0.1.0"

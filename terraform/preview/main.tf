@@ -89,6 +89,17 @@ variable "cluster_secret" {
   }
 }
 
+variable "backbone_keys" {
+  description = "Must stay unset here (a secret): see terraform/variables.tf."
+  type        = any
+  default     = null
+  sensitive   = true
+  validation {
+    condition     = var.backbone_keys == null
+    error_message = "backbone_keys is a secret: set TF_VAR_backbone_keys in the environment of terraform apply, never in a tfvars file."
+  }
+}
+
 variable "edge_secrets" {
   description = "Must stay unset here (a secret): see terraform/variables.tf."
   type        = any

@@ -67,7 +67,7 @@ describe("real exporters through the dashboard parser", () => {
     const p50 = histogramQuantile(0.5, buckets);
     expect(p50).toBeGreaterThan(0.025);
     expect(p50).toBeLessThanOrEqual(0.075);
-    expect(checkPanels(e, TARGET_LABELS.edge)).toBe(4);
+    expect(checkPanels(e, TARGET_LABELS.edge)).toBe(5);
   });
 
   it("transceiver", () => {

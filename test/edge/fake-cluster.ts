@@ -182,7 +182,15 @@ export class FakeCluster {
           error: { type: "not_found_error", code: "unknown_session", message: "no such session" },
         });
       if (req.method === "GET")
-        return json(200, { state: "connected", cluster: this.name, clientAddress: "203.0.113.7:5000" });
+        return json(200, {
+          state: "connected",
+          cluster: this.name,
+          clientAddress: "203.0.113.7:5000",
+          codec: "opus",
+          iceRttMs: 41,
+          iceRestarts: 0,
+          endReason: null,
+        });
       if (req.method === "DELETE") {
         this.calls.delete(m[1]!);
         res.writeHead(204).end();
@@ -212,7 +220,8 @@ export class FakeCluster {
           return json(422, {
             error: { type: "invalid_request_error", code: "unsupported", message: "unsupported" },
           });
-        res.writeHead(204).end();
+        // Like the transceiver: a trickle's 204 carries the (unchanged) ETag.
+        res.writeHead(204, { etag: `"${s.etag}"` }).end();
         return;
       }
     }

@@ -14,6 +14,10 @@ export type LegMode = "ok" | "full" | "error" | "bad-offer" | "bad-answer";
 interface Participant {
   participantId: string;
   slot: number;
+  /** As the hub's record: null until the leg's hello (here: its creation, unless held). */
+  leg: { clusterId: number; transceiverId: number; legId: string } | null;
+  /** As the hub's record: the leg transceiver's backbone address, from its hello. */
+  address?: string;
 }
 
 const err = (status: number, type: string, code: string): FakeAnswer => ({
@@ -30,14 +34,22 @@ export class FakeConference {
   /** Refuses admits with 503 draining and a Retry-After (a hub on its way out). */
   admitDraining = false;
   readonly ended = new Set<string>();
+  /** The leg's hello does not reach this hub: its participants' `leg` stays null. */
+  holdHellos = false;
+  /** The hub names a leg without its legId (the record before F1's hub change). */
+  legWithoutId = false;
   readonly rosters = new Map<string, Participant[]>();
   readonly #f: FakeCluster;
   readonly #ring: Keyring;
+  /** Every fake conference by cluster id: a leg created here tells its hub (the "hello"). */
+  readonly #hubs: Map<number, FakeConference>;
   #nextSlot = new Map<string, number>();
 
-  constructor(f: FakeCluster, callIdRing: Keyring) {
+  constructor(f: FakeCluster, callIdRing: Keyring, hubs = new Map<number, FakeConference>()) {
     this.#f = f;
     this.#ring = callIdRing;
+    this.#hubs = hubs;
+    hubs.set(f.id, this);
     f.extra = (method, path, body) => this.#route(method, path, body);
   }
 
@@ -46,6 +58,19 @@ export class FakeConference {
     this.limit = 8;
     this.admitWithoutHub = false;
     this.admitDraining = false;
+    this.holdHellos = false;
+    this.legWithoutId = false;
+  }
+
+  /** The hello of a leg: the hub's record of the participant names it. */
+  hello(callId: string, participantId: string, leg: NonNullable<Participant["leg"]>): void {
+    if (this.holdHellos) return;
+    const p = this.rosters.get(callId)?.find((x) => x.participantId === participantId);
+    if (!p) return;
+    p.address = "10.1.0.4:7400";
+    p.leg = this.legWithoutId
+      ? ({ clusterId: leg.clusterId, transceiverId: leg.transceiverId } as never)
+      : leg;
   }
 
   #route(method: string, path: string, body: string): FakeAnswer | undefined {
@@ -66,13 +91,18 @@ export class FakeConference {
       if (roster.length + 1 >= this.limit) return err(409, "conflict_error", "participant_limit");
       const slot = this.#nextSlot.get(callId) ?? 2;
       this.#nextSlot.set(callId, slot + 1);
-      const p = { participantId: `prt_${randomBytes(12).toString("base64url")}`, slot };
+      const p: Participant = {
+        participantId: `prt_${randomBytes(12).toString("base64url")}`,
+        slot,
+        leg: null,
+      };
       roster.push(p);
-      if (this.admitWithoutHub) return { status: 201, body: p };
+      if (this.admitWithoutHub) return { status: 201, body: { participantId: p.participantId, slot } };
       return {
         status: 201,
         body: {
-          ...p,
+          participantId: p.participantId,
+          slot,
           conferenceId: randomBytes(8).toString("hex"),
           hub: { address: "127.0.0.1:7400", clusterId: this.#f.id, transceiverId: 7 },
         },
@@ -94,10 +124,17 @@ export class FakeConference {
     if (this.legMode === "error") return err(500, "server_error", "internal");
     if (this.legMode === "bad-offer") return err(422, "invalid_request_error", "no_acceptable_codec");
     if (this.legMode === "bad-answer") return { status: 201, body: { sdp: "v=0\r\n" } };
-    const req = JSON.parse(body) as { sdp: string };
+    const req = JSON.parse(body) as {
+      sdp: string;
+      conference: { callId: string; participantId: string; hub: { clusterId: number } };
+    };
     const legId = mintCallId(this.#f.id, 7, randomBytes(15), nodeMac(this.#ring));
     const etag = randomBytes(6).toString("hex");
     this.#f.calls.set(legId, { etag });
+    const { callId, participantId, hub } = req.conference;
+    this.#hubs
+      .get(hub.clusterId)
+      ?.hello(callId, participantId, { clusterId: this.#f.id, transceiverId: 7, legId });
     return {
       status: 201,
       body: {

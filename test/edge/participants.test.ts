@@ -3,47 +3,13 @@
 // own logic (admit at the owner, steer the joiner, the leg there, release on failure, routing of
 // the roster and of a leave, call-scoped client secrets, CORS). The real transceiver's side is
 // tested in test/transceiver.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { FakeCluster, type RecordedRequest } from "./fake-cluster.ts";
-import { FakeConference } from "./fake-conference.ts";
-import { type CityName, CLUSTERS, OFFER, topologyFor } from "./fixtures.ts";
-import { type Edge, makeSecrets, startEdge } from "./harness.ts";
+import { describe, expect, it } from "vitest";
+import { conferenceSuite } from "./conference-suite.ts";
+import { type CityName, OFFER } from "./fixtures.ts";
+import type { Edge } from "./harness.ts";
 
-const secrets = makeSecrets();
-const clusters = new Map<string, FakeCluster>();
-const conferences = new Map<string, FakeConference>();
-let edges: Edge[] = [];
-
-beforeAll(async () => {
-  for (const c of CLUSTERS) {
-    const f = new FakeCluster(c.name, c.id, secrets.clusterSecret, secrets.callIdRing);
-    await f.start();
-    clusters.set(c.name, f);
-    conferences.set(c.name, new FakeConference(f, secrets.callIdRing));
-  }
-});
-afterEach(async () => {
-  await Promise.all(edges.map((e) => e.dispose()));
-  edges = [];
-  for (const c of conferences.values()) c.reset();
-});
-afterAll(async () => {
-  for (const f of clusters.values()) await f.stop();
-});
-
+const { secrets, conferences, bearer, codeOf, edge, marks, since, routes } = conferenceSuite();
 const conference = (n: string) => conferences.get(n)!;
-const bearer = (token = secrets.apiKey) => ({ authorization: `Bearer ${token}` });
-const codeOf = async (r: Response) => ((await r.json()) as { error: { code: string } }).error.code;
-
-async function edge(): Promise<Edge> {
-  const urls = Object.fromEntries([...clusters].map(([n, f]) => [n, f.url]));
-  const e = await startEdge({
-    topology: topologyFor(urls),
-    bindings: { ...secrets.bindings, CLUSTER_TIMEOUT_MS: "1000" },
-  });
-  edges.push(e);
-  return e;
-}
 
 /** A call made from `city` (its owner cluster is the city's nearest). */
 async function callFrom(e: Edge, city: CityName): Promise<string> {
@@ -64,15 +30,6 @@ const join = (e: Edge, callId: string, city: CityName, token?: string, body = OF
     headers: { ...bearer(token), "content-type": "application/sdp" },
     body,
   });
-
-/** Requests each cluster received since `mark` (an index per cluster). */
-const marks = () => new Map([...clusters].map(([n, f]) => [n, f.requests.length]));
-function since(m: Map<string, number>): Map<string, RecordedRequest[]> {
-  return new Map(
-    [...clusters].map(([n, f]) => [n, f.requests.slice(m.get(n)).filter((r) => r.path !== "/healthz")]),
-  );
-}
-const routes = (rs: RecordedRequest[] | undefined) => (rs ?? []).map((r) => `${r.method} ${r.path}`);
 
 async function secretFor(e: Edge, callId?: unknown): Promise<Response> {
   return e.fetch("/v1/realtime/client_secrets", {
@@ -269,8 +226,9 @@ describe("join API at the edge (fake cluster)", () => {
     expect(list.status).toBe(200);
     expect(list.headers.get("x-relay-cluster")).toBe("fra");
     const pid = location.split("/").pop();
+    const legId = conference("fra").rosters.get(callId)![0]!.leg!.legId;
     expect(((await list.json()) as { participants: { participantId: string }[] }).participants).toEqual([
-      { participantId: pid, slot: 2 },
+      { participantId: pid, slot: 2, leg: { clusterId: 4, transceiverId: 7, legId } },
     ]);
     expect((await e.fetch(location, { city: "sydney", headers: bearer() })).status).toBe(200);
     const del = await e.fetch(location, { method: "DELETE", city: "sydney", headers: bearer() });
@@ -286,7 +244,8 @@ describe("join API at the edge (fake cluster)", () => {
       `DELETE /v1/calls/${callId}/participants/${pid}`,
       `DELETE /v1/calls/${callId}/participants/${pid}`,
     ]);
-    expect(routes(got.get("syd"))).toEqual([]);
+    // Reading one participant asks its leg's cluster for the leg's status (participant-leg.test.ts).
+    expect(routes(got.get("syd"))).toEqual([`GET /v1/calls/${legId}`]);
     // A participant id that is not one never leaves the edge.
     const bad = await e.fetch(`/v1/realtime/calls/${callId}/participants/nope`, {
       method: "DELETE",
@@ -359,13 +318,14 @@ describe("join API at the edge (fake cluster)", () => {
     expect(pre.headers.get("access-control-allow-origin")).toBe("*");
     expect(pre.headers.get("accept-post")).toBe("application/sdp, multipart/form-data");
     const one = await e.fetch(`${base}/prt_${"a".repeat(16)}`, { method: "OPTIONS" });
-    expect(one.headers.get("access-control-allow-methods")).toBe("GET, DELETE, OPTIONS");
+    expect(one.headers.get("access-control-allow-methods")).toBe("GET, PATCH, DELETE, OPTIONS");
+    expect(one.headers.get("accept-patch")).toBe("application/trickle-ice-sdpfrag");
     const put = await e.fetch(base, { method: "PUT", headers: bearer() });
     expect(put.status).toBe(405);
     expect(put.headers.get("allow")).toBe("GET, POST, OPTIONS");
-    const patch = await e.fetch(`${base}/prt_${"a".repeat(16)}`, { method: "PATCH", headers: bearer() });
-    expect(patch.status).toBe(405);
-    expect(patch.headers.get("allow")).toBe("GET, DELETE, OPTIONS");
+    const post = await e.fetch(`${base}/prt_${"a".repeat(16)}`, { method: "POST", headers: bearer() });
+    expect(post.status).toBe(405);
+    expect(post.headers.get("allow")).toBe("GET, PATCH, DELETE, OPTIONS");
     // A real answer carries the CORS headers and exposes Location and X-Relay-Cluster.
     const callId = await callFrom(e, "frankfurt");
     const res = await e.fetch(`/v1/realtime/calls/${callId}/participants`, {

@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { nodeMac } from "../../regional/common/hmac.ts";
+import { decodeEventText, encodeEvent, eventSeq } from "../../shared/conference/event.ts";
 import {
   CONFERENCE_HEADER_BYTES,
   CONFERENCE_MAX_FRAME,
@@ -17,11 +18,13 @@ import {
   newConferenceHeader,
   parseConferenceIdHex,
 } from "../../shared/conference/frame.ts";
+import { writeTiming } from "../../shared/conference/keepalive.ts";
 import {
   decodeBye,
   decodeHello,
   decodeNack,
   decodeRoster,
+  EVENT_STREAM_FLAG,
   encodeBye,
   encodeHello,
   encodeNack,
@@ -36,6 +39,8 @@ import { fromHex, nodeHmacSha256, toHex } from "./helpers.ts";
 const KEYRING = "5:QEFCQ0RFRkdISUpLTE1OT1BRUlNUVVZXWFlaW1xdXl8="; // bytes 0x40..0x5f, test only
 const SECRET = Uint8Array.from({ length: 32 }, (_, i) => 0x40 + i);
 const mac = nodeMac(parseKeyring(KEYRING, "GR_BACKBONE_KEYS", 15));
+// The call id vector of §4, as a leg id.
+const LEG_ID = "rtc_EQACAAcBAgMEBQYHCAkKCwwNDg9c5WWlpdqsXLhQtWlKS_XQ";
 const otherMac = nodeMac(parseKeyring("5:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", "X", 15));
 
 // Conference id 0102030405060708, key id 5 (docs/wire-formats.md, "Conference frame (§8)").
@@ -44,10 +49,13 @@ const VECTORS: Record<string, string> = {
     "4716010501020304050607080002000000000007010100000007000009600000f8fffe77c2f50ad95e1f98afdf4ce0ae027ee5",
   nack: "47160205010203040506070800000002fffffffe00010000ffff00058fe7c2c4125ec09babef7cb0b9e894f6",
   hello:
-    "471603050102030405060708000200000000000141414543417751464267634943516f4c00030004049c40c6336414171f264d323710e8237c08fe1fe945ba",
+    "471603050102030405060708000200000000000141414543417751464267634943516f4c00030004049c40c633641411000200070102030405060708090a0b0c0d0e0f5ce565a5a5daac5cb850b5694a4bf5d0662413354a3020b738805cb4d341d314",
   keepalive:
-    "471605050102030405060708000000020000000802000100000000000000000000000000000000000241414543417751464267634943516f4cd14fc8f7a22feb6280f9585203df3f0f",
-  bye: "471604050102030405060708000000000000000902dce4814720a35ba53885c4d1addad1c2",
+    "471605050102030405060708000000020000000800989680004c4b40000003e8000402000100000000000000000000000000000000000241414543417751464267634943516f4c14db59d740ded0009cc4287e3a385183",
+  event:
+    "471606050102030405060708000000020000000a00037b2274797065223a22726573706f6e73652e646f6e65227dc11ebe8d428d36bc4cfc867c0c4d4e38",
+  eventNack: "471602050102030405060708000200000000000b0001800000010001adf5e0278a25810658b32290c2923b0b",
+  bye: "47160405010203040506070800000002000000090296fa77d45bb192c84ca72ad5b804632e",
 };
 
 function header(kind: number, source: number, dest: number, counter: number): ConferenceHeader {
@@ -83,6 +91,7 @@ function build(name: string): Uint8Array {
         clusterId: 3,
         transceiverId: 4,
         port: 40000,
+        legId: LEG_ID,
       });
       he.ip.set([198, 51, 100, 20], 12);
       h.payloadLength = encodeHello(buf, p, he);
@@ -93,9 +102,19 @@ function build(name: string): Uint8Array {
       r[0]!.participantId = "owner";
       r[1]!.slot = 2;
       r[1]!.participantId = "prt_AAECAwQFBgcICQoL";
-      h.payloadLength = encodeRoster(buf, p, r, 2);
+      // sent 10 s, echo 5 s, held 1 ms (µs), next event seq 4
+      const t = writeTiming(buf, p, 10_000_000, 5_000_000, 1000, 4);
+      h.payloadLength = t + encodeRoster(buf, p + t, r, 2);
+    } else if (name === "event") {
+      h = header(ConferenceKind.event, 0, 2, 10);
+      h.payloadLength = encodeEvent(buf, p, 3, '{"type":"response.done"}');
+    } else if (name === "eventNack") {
+      h = header(ConferenceKind.nack, 2, 0, 11);
+      const e = newNackEntries();
+      Object.assign(e[0]!, { sourceSlot: EVENT_STREAM_FLAG | 0, firstSeq: 1, bitmask: 1 });
+      h.payloadLength = encodeNack(buf, p, e, 1);
     } else {
-      h = header(ConferenceKind.bye, 0, 0, 9);
+      h = header(ConferenceKind.bye, 0, 2, 9);
       h.payloadLength = encodeBye(buf, p, 2);
     }
     end = encodeConferenceFrame(buf, 0, h, null, mac);
@@ -158,7 +177,7 @@ describe("conference frame statuses", () => {
     expect(status((b) => (b[1] = 0x26))).toBe("unsupported-version");
     expect(status((b) => (b[1] = 0x11))).toBe("bad-type");
     expect(status((b) => (b[2] = 0))).toBe("bad-kind");
-    expect(status((b) => (b[2] = 6))).toBe("bad-kind");
+    expect(status((b) => (b[2] = 7))).toBe("bad-kind");
     expect(status((b) => (b[3] = 4))).toBe("unknown-key");
     expect(status((b) => (b[3] = 16))).toBe("unknown-key");
     expect(status((b) => (b[20] = 2))).toBe("bad-payload"); // not an audio frame version 1
@@ -243,7 +262,7 @@ describe("conference frame properties", () => {
           if (prefixed && b.length >= 4) {
             b[0] = 0x47;
             b[1] = 0x16;
-            b[2] = 1 + (b[2]! % 5);
+            b[2] = 1 + (b[2]! % 6);
             b[3] = 5;
           }
           const s = decodeConferenceFrame(b, len, h, mac);
@@ -291,24 +310,38 @@ describe("conference payloads", () => {
         fc.uint8Array({ minLength: 16, maxLength: 16 }),
         (id, c, t, v6, port, ip) => {
           if (!v6) ip.fill(0, 0, 12);
-          const he = { participantId: `prt_${id}`, clusterId: c, transceiverId: t, ipv6: v6, port, ip };
-          const buf = new Uint8Array(64);
+          const he = {
+            participantId: `prt_${id}`,
+            clusterId: c,
+            transceiverId: t,
+            ipv6: v6,
+            port,
+            ip,
+            legId: LEG_ID,
+          };
+          const buf = new Uint8Array(100);
           const len = encodeHello(buf, 1, he);
-          expect(len).toBe(v6 ? 39 : 27);
+          expect(len).toBe(v6 ? 75 : 63);
           const out = newHello();
           expect(decodeHello(buf, 1, len, out)).toBe(true);
           expect(out).toEqual(he);
         },
       ),
     );
-    const he = { ...newHello(), participantId: "prt_AAECAwQFBgcICQoL", port: 1 };
-    const buf = new Uint8Array(64);
+    const he = { ...newHello(), participantId: "prt_AAECAwQFBgcICQoL", port: 1, legId: LEG_ID };
+    const buf = new Uint8Array(100);
     expect(encodeHello(buf, 0, { ...he, participantId: "owner" })).toBe(-1);
     expect(encodeHello(buf, 0, { ...he, participantId: "prt_AAECAwQFBgcICQo!" })).toBe(-1);
     expect(encodeHello(buf, 0, { ...he, port: 0 })).toBe(-1);
-    expect(encodeHello(buf, 0, he)).toBe(27);
+    expect(encodeHello(buf, 0, { ...he, legId: "rtc_short" })).toBe(-1);
+    expect(encodeHello(buf, 0, { ...he, legId: `${LEG_ID.slice(0, -1)}!` })).toBe(-1);
+    expect(encodeHello(buf, 0, he)).toBe(63);
+    const out = newHello();
+    expect(decodeHello(buf, 0, 63, out)).toBe(true);
+    expect(out.legId).toBe(LEG_ID);
+    expect(decodeHello(buf, 0, 27, newHello())).toBe(false); // the hello without a leg id
     buf[20] = 6; // family 6 with an IPv4 length
-    expect(decodeHello(buf, 0, 27, newHello())).toBe(false);
+    expect(decodeHello(buf, 0, 63, newHello())).toBe(false);
   });
 
   it("roster round trips, the owner's zero id included, and reuses unchanged id strings", () => {
@@ -320,8 +353,9 @@ describe("conference payloads", () => {
       r[i]!.participantId = `prt_AAAAAAAAAAAAAAA${"ABCDEFGH"[i]}`;
     }
     const buf = new Uint8Array(300);
-    const len = encodeRoster(buf, 0, r, 8);
-    expect(len).toBe(1 + 18 * 8);
+    writeTiming(buf, 0, 1, 0, 0, 0);
+    const len = 14 + encodeRoster(buf, 14, r, 8);
+    expect(len).toBe(14 + 1 + 18 * 8);
     const out = newRosterEntries();
     expect(decodeRoster(buf, 0, len, out)).toBe(8);
     expect(out.slice(0, 8).map((e) => [e.slot, e.participantId])).toEqual(
@@ -330,10 +364,27 @@ describe("conference payloads", () => {
     const first = out[3]!.participantId;
     expect(decodeRoster(buf, 0, len, out)).toBe(8);
     expect(out[3]!.participantId).toBe(first);
-    expect(decodeRoster(buf, 0, 0, out)).toBe(0); // an empty keepalive
+    expect(decodeRoster(buf, 0, 14, out)).toBe(-1); // a leaf's keepalive: timing only, no roster
+    expect(decodeRoster(buf, 0, 0, out)).toBe(-1); // no timing block: malformed
     expect(encodeRoster(buf, 0, r, 65)).toBe(-1);
-    buf[1 + 18 + 2 + 5] = 0; // a prt_ id with one zero byte
+    buf[14 + 1 + 18 + 2 + 5] = 0; // a prt_ id with one zero byte
     expect(decodeRoster(buf, 0, len, out)).toBe(-1);
+  });
+
+  it("event carries 1..1100 bytes of UTF-8 after its seq; larger or broken text is refused", () => {
+    const buf = new Uint8Array(1200);
+    const text = '{"type":"x","t":"é€"}';
+    const len = encodeEvent(buf, 3, 0xfffe, text);
+    expect(len).toBe(2 + new TextEncoder().encode(text).length);
+    expect(eventSeq(buf, 3)).toBe(0xfffe);
+    expect(decodeEventText(buf, 3, len)).toBe(text);
+    expect(encodeEvent(buf, 0, 1, "x".repeat(1100))).toBe(1102);
+    expect(encodeEvent(buf, 0, 1, "x".repeat(1101))).toBe(-1);
+    expect(encodeEvent(buf, 0, 1, "€".repeat(367))).toBe(-1); // 1,101 bytes
+    expect(encodeEvent(buf, 0, 1, "")).toBe(-1);
+    expect(decodeEventText(buf, 0, 2)).toBeUndefined();
+    buf.set([0, 1, 0xc3, 0x28]); // not UTF-8
+    expect(decodeEventText(buf, 0, 4)).toBeUndefined();
   });
 
   it("bye carries reasons 1-4 only", () => {

@@ -166,7 +166,7 @@ images = { relay = "ghcr.io/example/relay:latest", transceiver = "ghcr.io/exampl
     );
     const r = await root.plan([EXAMPLE, bad], {}, TEST_SECRETS);
     expect(messages(r)).toEqual([
-      "anycast, edge and images may only set the attributes their types declare (Terraform would drop any other silently, so a misspelt optional attribute would take its default); unknown: edge.custom_domian (expected one of account_id, analytics_dataset, compatibility_date, compatibility_flags, custom_domain, rate_limit, routes, script_path, worker_name, zone_id).",
+      "anycast, edge, images and conference may only set the attributes their types declare (Terraform would drop any other silently, so a misspelt optional attribute would take its default); unknown: edge.custom_domian (expected one of account_id, analytics_dataset, compatibility_date, compatibility_flags, custom_domain, rate_limit, routes, script_path, worker_name, zone_id).",
     ]);
   });
 });

@@ -20,7 +20,9 @@ import {
 
 const MODULES = ["edge", "anycast", "pop", "cluster"];
 const OFFLINE_MODULES = ["topology", "settings"];
-const SECRETS = ["hint_keys", "call_id_keys", "cluster_secret", "edge_secrets"];
+const SECRETS = ["hint_keys", "call_id_keys", "cluster_secret", "edge_secrets", "backbone_keys"];
+/** Secrets only some stacks need: null by default (backbone_keys: only with conference). */
+const OPTIONAL_SECRETS = ["backbone_keys"];
 
 // Terraform's built-in functions (language reference, "Functions").
 const TF_FUNCTIONS = new Set(
@@ -77,11 +79,12 @@ describe("inputs (static)", () => {
     }
   });
 
-  it("secrets are sensitive and have no default; no other variable looks like a secret", () => {
+  it("secrets are sensitive and have no default (but null for an optional one); no other variable looks like a secret", () => {
     for (const name of SECRETS) {
       const v = root.variables[name]!;
       expect(v.sensitive, name).toBe(true);
-      expect("default" in v, `${name} has a default`).toBe(false);
+      if (OPTIONAL_SECRETS.includes(name)) expect(v.default, `${name}'s default`).toBeNull();
+      else expect("default" in v, `${name} has a default`).toBe(false);
     }
     for (const [name, v] of Object.entries(root.variables)) {
       if (/key|secret|token|password/i.test(name)) expect(v.sensitive, name).toBe(true);

@@ -1,7 +1,8 @@
 // The deployment's root module with its provider-needing modules stubbed, so the real `terraform`
 // can validate and plan it offline. Copied into a sandbox: the root's main.tf, variables.tf and
 // outputs.tf as they are, modules/topology and modules/settings as they are, and for edge,
-// anycast, pop and cluster their variables.tf as they are with every output declared as null.
+// anycast, pop and cluster their variables.tf as they are with every output declared as null but
+// `summary`, which echoes the module's non-sensitive inputs (so a plan shows what the root passed).
 // What this checks with the real binary: every module call's arguments against the modules'
 // variables (names, types, validations), every reference and function in the root, the stack
 // guard, and that the root renders the same topology as terraform/preview. What it cannot check:
@@ -15,6 +16,7 @@ import {
   type TerraformResult,
   TerraformSandbox,
 } from "../../scripts/terraform/run.ts";
+import { loadModule } from "./hcl.ts";
 
 export const PROVIDER_MODULES = ["edge", "anycast", "pop", "cluster"] as const;
 const ROOT_FILES = ["main.tf", "variables.tf", "outputs.tf"];
@@ -61,9 +63,14 @@ export class StubRoot {
       await mkdir(to);
       await cp(join(from, "variables.tf"), join(to, "variables.tf"));
       const outputs = [...(await readFile(join(from, "outputs.tf"), "utf8")).matchAll(/^output "(\w+)"/gm)];
+      const inputs = Object.entries((await loadModule(from)).variables)
+        .filter(([, v]) => v.sensitive !== true)
+        .map(([name]) => `    ${name} = var.${name}\n`)
+        .join("");
+      const value = (name: string) => (name === "summary" ? `{\n${inputs}  }` : "null");
       await writeFile(
         join(to, "outputs.tf"),
-        outputs.map(([, name]) => `output "${name}" {\n  value = null\n}\n`).join("\n"),
+        outputs.map(([, name]) => `output "${name}" {\n  value = ${value(name!)}\n}\n`).join("\n"),
       );
     }
     const root = new StubRoot(sandbox, dir);

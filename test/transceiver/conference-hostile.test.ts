@@ -1,7 +1,9 @@
 // Hostile datagrams at a hub's conference socket, during a live conference of real werift
 // clients: garbage, a forged MAC, an unknown key, an unknown conference, an unknown participant,
-// a replayed counter, a hello naming an address outside the backbone. Each is dropped and counted
-// by reason; the call and its leg go on. Then the hub dies: the leg ends (hub_lost).
+// a MAC-valid frame of the joined participant from elsewhere than its leg (a replayed counter
+// among them) and a second leg's hello for it, a hello naming an address outside the backbone.
+// Each is dropped and counted by reason; the call and its leg go on. Then the hub dies: the leg
+// ends (hub_lost).
 
 import { randomBytes } from "node:crypto";
 import { createSocket } from "node:dgram";
@@ -13,11 +15,13 @@ import {
   newConferenceHeader,
   parseConferenceIdHex,
 } from "../../shared/conference/frame.ts";
+import { KEEPALIVE_TIMING_BYTES } from "../../shared/conference/keepalive.ts";
 import { encodeHello } from "../../shared/conference/payloads.ts";
 import { parseCidr } from "../../shared/topology/address.ts";
 import type { TestClient } from "./helpers/client.ts";
 import {
   type Admission,
+  admit,
   backboneKeys,
   eventsOf,
   join,
@@ -53,7 +57,7 @@ afterAll(async () => {
 function frame(
   a: Admission,
   o: { kind?: number; slot?: number; counter?: number; conf?: string },
-  payload = new Uint8Array(0),
+  payload: Uint8Array = new Uint8Array(KEEPALIVE_TIMING_BYTES), // a keepalive's timing block (no echo)
   ring = keys,
 ) {
   const h = newConferenceHeader();
@@ -89,29 +93,37 @@ describe("hostile conference datagrams", () => {
     const forger = backboneKeys();
     send(randomBytes(5));
     send(randomBytes(200));
-    send(frame(a, {}, new Uint8Array(0), forger)); // same key id, another secret
+    send(frame(a, {}, undefined, forger)); // same key id, another secret
     const otherKey = frame(a, {});
     otherKey[3] = 7; // a key id the ring does not hold
     send(otherKey);
     send(frame(a, { conf: "0123456789abcdef" }));
     send(frame(a, { slot: 77 }));
-    send(frame(a, { counter: 0 })); // the leg's hello used counter 0: a replay
-    const hello = new Uint8Array(64);
-    const n = encodeHello(hello, 0, {
-      participantId: a.participantId,
-      clusterId: 9,
-      transceiverId: 9,
-      ipv6: false,
-      port: 9,
-      ip: Uint8Array.of(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 1),
-    });
-    send(frame(a, { kind: ConferenceKind.hello, counter: 1_000_000 }, hello.subarray(0, n)));
+    send(frame(a, { counter: 0 })); // not from the leg's address (and a replay of its hello's counter)
+    const hello = new Uint8Array(100);
+    const helloOf = (participantId: string) =>
+      hello.subarray(
+        0,
+        encodeHello(hello, 0, {
+          participantId,
+          clusterId: 9,
+          transceiverId: 9,
+          ipv6: false,
+          port: 9,
+          ip: Uint8Array.of(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 1),
+          legId: j.legId,
+        }),
+      );
+    send(frame(a, { kind: ConferenceKind.hello, counter: 1_000_000 }, helloOf(a.participantId))); // a second leg
+    // An admitted participant whose (first) hello names an address outside the backbone.
+    const other = (await (await admit(hub, callId)).json()) as Admission;
+    send(frame(other, { kind: ConferenceKind.hello, counter: 0 }, helloOf(other.participantId)));
     const want = [
       "bad_mac",
       "unknown_key",
       "unknown_conference",
       "unknown_participant",
-      "replay",
+      "wrong_leg",
       "bad_address",
     ];
     const d = await until(
@@ -124,14 +136,17 @@ describe("hostile conference datagrams", () => {
       () => `every drop reason; have ${JSON.stringify(drops())}`,
     );
     expect(want.filter((r) => !((d[r] ?? 0) >= 1))).toEqual([]);
+    expect(d.wrong_leg).toBe(2);
+    expect(d.replay ?? 0).toBe(0); // a frame from elsewhere never reaches the leg's replay window
     // Untouched: the leg stays where its own hello said, and both directions still carry audio.
     const list = (await (await hub.call("GET", `/v1/calls/${callId}/participants`)).json()) as {
       participants: { state: string; address: string | null; leg: unknown }[];
     };
     expect(list.participants[1]).toMatchObject({
       state: "connected",
-      leg: { clusterId: 2, transceiverId: 1 },
+      leg: { clusterId: 2, transceiverId: 1, legId: j.legId },
     });
+    expect(list.participants[2]).toMatchObject({ state: "admitted", leg: null });
     expect(list.participants[1]!.address).toBe(`127.0.0.1:${legSide.t.conferences!.socket.address.port}`);
     const from = j.client.received.length;
     await sendTone(owner, 440, 40);

@@ -4,7 +4,6 @@
 import { createSocket, type Socket } from "node:dgram";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeMac } from "../../regional/common/hmac.ts";
-import { AudioCodec } from "../../regional/transceiver/backend-protocol.ts";
 import { HELLO_DEADLINE_MS, HubConference, SILENCE_MS } from "../../regional/transceiver/conference/hub.ts";
 import { ConferenceMetrics } from "../../regional/transceiver/conference/metrics.ts";
 import { ConferenceSocket } from "../../regional/transceiver/conference/socket.ts";
@@ -18,10 +17,11 @@ import {
   parseConferenceIdHex,
 } from "../../shared/conference/frame.ts";
 import { decodeRoster, encodeHello, newRosterEntries } from "../../shared/conference/payloads.ts";
-import { backboneKeys } from "./helpers/conference.ts";
+import { backboneKeys, fakeHubCall } from "./helpers/conference.ts";
 import { until } from "./helpers/harness.ts";
 
 const keys = backboneKeys();
+const LEG_ID = "rtc_EQACAAcBAgMEBQYHCAkKCwwNDg9c5WWlpdqsXLhQtWlKS_XQ";
 const mac = nodeMac(keys);
 const leaf = createSocket("udp4");
 let sock: ConferenceSocket;
@@ -29,21 +29,6 @@ afterAll(async () => {
   leaf.close();
   await sock?.close();
 });
-
-function fakeCall() {
-  const said: string[] = [];
-  return {
-    said,
-    call: {
-      callId: "rtc_test",
-      media: { codec: AudioCodec.opus, opusFec: false },
-      sendToBackend: () => {},
-      playToClient: () => {},
-      announce: (type: "joined" | "left", id: string, slot: number, reason?: string) =>
-        said.push(`${type} ${id} ${slot} ${reason ?? ""}`.trim()),
-    },
-  };
-}
 
 function sendHello(from: Socket, a: { conferenceId: string; slot: number; participantId: string }): void {
   const port = from.address().port;
@@ -61,6 +46,7 @@ function sendHello(from: Socket, a: { conferenceId: string; slot: number; partic
     ipv6: false,
     port,
     ip: Uint8Array.of(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 127, 0, 0, 1),
+    legId: LEG_ID,
   });
   const end = encodeConferenceFrame(buf, 0, h, null, mac);
   from.send(buf.subarray(0, end), sock.address.port, "127.0.0.1");
@@ -82,7 +68,7 @@ describe("the hub's deadlines", () => {
       conferenceWithDefaults(keys),
       new ConferenceMetrics(new TransceiverMetrics(1)),
     );
-    const { said, call } = fakeCall();
+    const { said, call } = fakeHubCall();
     const hub = new HubConference(sock, call, { clusterId: 1, transceiverId: 1 }, () => {});
     const a = hub.admit(1000);
     hub.tick(1000 + HELLO_DEADLINE_MS - 1);
@@ -94,8 +80,8 @@ describe("the hub's deadlines", () => {
   });
 
   it("keeps one roster per conference: two hubs on one socket list only their own", async () => {
-    const one = fakeCall();
-    const two = fakeCall();
+    const one = fakeHubCall();
+    const two = fakeHubCall();
     const h1 = new HubConference(sock, one.call, { clusterId: 1, transceiverId: 1 }, () => {});
     const h2 = new HubConference(sock, two.call, { clusterId: 1, transceiverId: 1 }, () => {});
     expect(sock.register(h1) && sock.register(h2)).toBe(true);
@@ -105,23 +91,26 @@ describe("the hub's deadlines", () => {
     await new Promise<void>((r) => l.bind(0, "127.0.0.1", () => r()));
     const got: Buffer[] = [];
     l.on("message", (m) => got.push(m));
+    // The socket's own timer ticks both hubs too: frames are told apart by conference id.
+    const of = (a: { conferenceId: string }) => (f: Buffer) =>
+      f.subarray(4, 12).toString("hex") === a.conferenceId;
     sendHello(l, a1);
-    await until(() => got.length >= 1, "h1's answer");
+    const k1 = await until(() => got.find(of(a1)), "h1's answer");
     sendHello(l, a2);
-    await until(() => got.length >= 2, "h2's answer");
-    expect(rosterOf(got[0]!)).toEqual([
+    const k2 = await until(() => got.find(of(a2)), "h2's answer");
+    expect(rosterOf(k1)).toEqual([
       [1, "owner"],
       [2, a1.participantId],
     ]);
-    expect(rosterOf(got[1]!)).toEqual([
+    expect(rosterOf(k2)).toEqual([
       [1, "owner"],
       [2, a2.participantId],
     ]);
     // h1's next keepalive, after h2 changed its own roster, still lists h1's participant.
     const before = got.length;
     h1.tick(performance.now() + 1000);
-    await until(() => got.length > before, "h1's keepalive");
-    expect(rosterOf(got.at(-1)!)).toEqual([
+    const k = await until(() => got.slice(before).find(of(a1)), "h1's keepalive");
+    expect(rosterOf(k)).toEqual([
       [1, "owner"],
       [2, a1.participantId],
     ]);
@@ -133,7 +122,7 @@ describe("the hub's deadlines", () => {
   });
 
   it("answers a hello with a roster that lists the leaf, and removes it after 3 s of silence", async () => {
-    const { said, call } = fakeCall();
+    const { said, call } = fakeHubCall();
     const hub = new HubConference(sock, call, { clusterId: 1, transceiverId: 1 }, () => {});
     expect(sock.register(hub)).toBe(true);
     const a = hub.admit(performance.now());
@@ -147,7 +136,10 @@ describe("the hub's deadlines", () => {
       [a.slot, a.participantId],
     ]);
     expect(said).toEqual([`joined ${a.participantId} ${a.slot}`]);
-    expect(hub.list(0)[1]).toMatchObject({ state: "connected", leg: { clusterId: 2, transceiverId: 3 } });
+    expect(hub.list(0)[1]).toMatchObject({
+      state: "connected",
+      leg: { clusterId: 2, transceiverId: 3, legId: LEG_ID },
+    });
     hub.tick(performance.now() + SILENCE_MS);
     expect(said).toEqual([
       `joined ${a.participantId} ${a.slot}`,

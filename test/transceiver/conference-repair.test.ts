@@ -1,12 +1,18 @@
-// Per-hop repair on a real conference hop: a UDP forwarder between a leg and its hub drops every
-// 20th media frame from the leg (5 %, deterministic). With NACK the hub asks for each gap and the
+// Per-hop repair on a real conference hop: a UDP forwarder between a leg and its hub (both ways:
+// the leg advertises the forwarder's address, as the hub only takes a participant's frames from
+// the address its hello names) drops every 20th media frame from the leg (5 %, deterministic). With NACK the hub asks for each gap and the
 // leg's history sends it again, so nothing is lost; with CONFERENCE_NACK=0 at the hub the same
 // 5 % stay lost. (The statistical measurement with delay is test/cascade/repair.test.ts.)
-import { createSocket, type Socket } from "node:dgram";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConferenceKind } from "../../shared/conference/frame.ts";
 import { createTestClient } from "./helpers/client.ts";
-import { backboneKeys, eventsOf, sendTone, startConferenceHarness } from "./helpers/conference.ts";
+import {
+  backboneKeys,
+  eventsOf,
+  lossyForwarder,
+  sendTone,
+  startConferenceHarness,
+} from "./helpers/conference.ts";
 import type { Harness } from "./helpers/harness.ts";
 import { until } from "./helpers/harness.ts";
 
@@ -15,27 +21,14 @@ afterAll(async () => {
   for (const c of cleanup.reverse()) await c();
 });
 
-/** Forwards datagrams to `to`, dropping every `every`-th media frame. */
-async function lossyForwarder(to: { host: string; port: number }, every: number) {
-  const s: Socket = createSocket("udp4");
-  await new Promise<void>((r) => s.bind(0, "127.0.0.1", () => r()));
-  let media = 0;
-  let dropped = 0;
-  s.on("message", (msg) => {
-    if (msg[2] === ConferenceKind.media && ++media % every === 0) {
-      dropped++;
-      return;
-    }
-    s.send(msg, to.port, to.host);
-  });
-  cleanup.push(() => new Promise((r) => s.close(() => r())));
-  return { port: s.address().port, dropped: () => dropped };
-}
-
 async function run(nack: boolean) {
   const keys = backboneKeys();
+  let media = 0;
+  const fwd = await lossyForwarder((msg) => msg[2] === ConferenceKind.media && ++media % 20 === 0);
+  cleanup.push(fwd.close);
   const hub: Harness = await startConferenceHarness(1, keys, { nack });
-  const leg: Harness = await startConferenceHarness(2, keys);
+  const leg: Harness = await startConferenceHarness(2, keys, { advertise: fwd.advertise });
+  fwd.to(hub.t.conferences!.socket.address);
   cleanup.push(
     () => leg.close(),
     () => hub.close(),
@@ -43,7 +36,6 @@ async function run(nack: boolean) {
   const { client: owner, callId } = await hub.connectClient({ codecs: "opus" });
   const a = await hub.call("POST", `/v1/calls/${callId}/participants`, {});
   const admission = (await a.json()) as { participantId: string; hub: { address: string } };
-  const fwd = await lossyForwarder(hub.t.conferences!.socket.address, 20);
   const joiner = createTestClient({ codecs: "opus" });
   cleanup.push(() => joiner.close());
   const res = await leg.call("POST", "/v1/legs", {

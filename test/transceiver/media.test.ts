@@ -10,6 +10,7 @@ import { encodeBindingRequest } from "../../shared/stun/writer.ts";
 import { clientApplyRestartAnswer, clientRestartFrag, type TestClient } from "./helpers/client.ts";
 import {
   type CallStatus,
+  callStatus,
   type Harness,
   quietLog,
   randomKeyring,
@@ -26,11 +27,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function status(callId: string): Promise<CallStatus> {
-  const r = await h.call("GET", `/v1/calls/${callId}`);
-  expect(r.status).toBe(200);
-  return (await r.json()) as CallStatus;
-}
+const status = (callId: string): Promise<CallStatus> => callStatus(h, callId);
 
 /** Sends n packets (20 ms apart) with payloads tagged `tag`, returns the payloads sent. */
 async function talk(c: TestClient, tag: number, n: number, seq0: number): Promise<string[]> {

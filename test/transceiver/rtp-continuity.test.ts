@@ -57,7 +57,8 @@ describe("RtpContinuity", () => {
             const was = next[r.source];
             next[r.source] = was === undefined ? r.seq : (was + 1) & 0xffff;
             const n = pkt(next[r.source]!, next[r.source]! * 960);
-            c.map(r.source, n, (now += 20), 48);
+            now += 20;
+            c.map(r.source, n, now, 48);
             if (prev !== undefined) expect(n.sequenceNumber).toBe((prev + 1) & 0xffff);
             prev = n.sequenceNumber;
           }

@@ -3,7 +3,7 @@
 
 export type PanelKind = "quantile" | "rate" | "gauge";
 export type Unit = "seconds" | "ratio" | "per_second" | "count";
-export type Section = "latency" | "traffic" | "errors";
+export type Section = "latency" | "traffic" | "errors" | "conferences";
 /** The dimensions the page filters on. */
 export const FILTER_LABELS = ["region", "pop", "cluster"] as const;
 export type FilterLabel = (typeof FILTER_LABELS)[number];

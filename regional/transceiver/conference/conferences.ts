@@ -33,6 +33,7 @@ function hubCallOf(call: Call): HubCall {
     },
     sendToBackend: (h, payload) => call.sendToBackend(h, payload),
     playToClient: (h, payload, source) => call.playToClient(h, payload, source),
+    sendEventToBackend: (text) => call.sendEventToBackend(text),
     announce: (type, participantId, slot, reason) => {
       const text = participantEvent(type, call.callId, participantId, slot, reason);
       call.sendEventToBackend(text);

@@ -13,6 +13,7 @@ import {
   readAudioFrameHeader,
 } from "../backend-protocol.ts";
 import { Mixer } from "../shell/mixer.ts";
+import type { LegBinding } from "./addr.ts";
 import type { ConferenceLink } from "./link.ts";
 import type { ConferenceMetrics } from "./metrics.ts";
 
@@ -23,6 +24,8 @@ export interface HubCall {
   sendToBackend(h: AudioFrameHeader, payload: Uint8Array): void;
   /** `source` 1: the mixer's output (the call keeps its outbound stream continuous across it). */
   playToClient(h: AudioFrameHeader, payload: Uint8Array, source?: number): void;
+  /** A text event for the backend (a joiner's, tagged). */
+  sendEventToBackend(text: string): void;
   /** participant.joined / participant.left to the backend and the owner's `oai-events`. */
   announce(
     type: "joined" | "left",
@@ -42,8 +45,11 @@ export interface Joiner {
   readonly admittedAt: number;
   /** Wall clock of the hello. */
   joinedAt: number | null;
-  leg: { clusterId: number; transceiverId: number } | null;
+  /** The leg of its first hello: frames from any other are dropped (wrong_leg). */
+  leg: LegBinding | null;
   readonly link: ConferenceLink;
+  /** Its events, in order, for the backend. */
+  readonly deliver: (text: string) => void;
 }
 
 export class HubRoutes {
@@ -58,6 +64,11 @@ export class HubRoutes {
   constructor(call: HubCall, m: ConferenceMetrics) {
     this.#call = call;
     this.#m = m;
+  }
+
+  /** Connected joiners (read only: replaced, never changed in place). */
+  get live(): readonly Joiner[] {
+    return this.#live;
   }
 
   bySlot(slot: number): Joiner | undefined {

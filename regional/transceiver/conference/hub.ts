@@ -3,7 +3,10 @@
 // by CONFERENCE_MAX_PARTICIPANTS), routes audio between the owner's call, the backend and every
 // leaf (hub-routes.ts), switches the owner's client to a mixer while joiners exist, tells the
 // backend and the owner's client who joined and left, and ends every leg when the call ends.
+// A participant is bound to the leg of its first hello (addr.ts LegBinding); the backend's
+// events go to every leaf and each joiner's events to the backend, tagged (kind 6).
 import { randomBytes } from "node:crypto";
+import type { RemoteInfo } from "node:dgram";
 import { type ConferenceHeader, ConferenceKind, conferenceIdHex } from "../../../shared/conference/frame.ts";
 import {
   ByeReason,
@@ -19,9 +22,12 @@ import { MAX_PARTICIPANT_SLOT, OWNER_SLOT, type ParticipantLeftReason } from "..
 import type { EndReason } from "../call-types.ts";
 import { ApiError } from "../errors.ts";
 import type { CallTap } from "../shell/call-tap.ts";
-import { allowed, ipText } from "./addr.ts";
+import { allowed, hostPortText, ipText, LegBinding } from "./addr.ts";
+import { untagOwnerEvent } from "./events.ts";
+import { HubEvents } from "./hub-events.ts";
 import { type HubCall, HubRoutes, type Joiner } from "./hub-routes.ts";
 import { ConferenceLink } from "./link.ts";
+import { participantRecords } from "./participant-record.ts";
 import type { ConferenceEndpoint, ConferenceSocket } from "./socket.ts";
 
 export type { HubCall } from "./hub-routes.ts";
@@ -39,8 +45,6 @@ export interface Admission {
   hub: { address: string; clusterId: number; transceiverId: number };
 }
 
-const hostPortText = (h: { host: string; port: number; ipv6: boolean }): string =>
-  h.ipv6 ? `[${h.host}]:${h.port}` : `${h.host}:${h.port}`;
 const newParticipantId = (): string => `prt_${randomBytes(12).toString("base64url")}`;
 // Scratch for the hello being read (receive is synchronous and never re-entered).
 const hello = newHello();
@@ -54,6 +58,7 @@ export class HubConference implements ConferenceEndpoint, CallTap {
   readonly #call: HubCall;
   readonly #ids: { clusterId: number; transceiverId: number };
   readonly #routes: HubRoutes;
+  readonly #events: HubEvents;
   readonly #byId = new Map<string, Joiner>();
   readonly #onEnd: (c: HubConference) => void;
   // This conference's roster (owner first, then connected joiners), rebuilt when it changes.
@@ -78,6 +83,7 @@ export class HubConference implements ConferenceEndpoint, CallTap {
     this.#ids = ids;
     this.#onEnd = onEnd;
     this.#routes = new HubRoutes(call, sock.metrics);
+    this.#events = new HubEvents(call, sock.metrics, this.#routes);
     this.#roster[0]!.slot = OWNER_SLOT;
     this.#roster[0]!.participantId = OWNER_PARTICIPANT_ID;
   }
@@ -106,6 +112,7 @@ export class HubConference implements ConferenceEndpoint, CallTap {
       joinedAt: null,
       leg: null,
       link: new ConferenceLink(this.#sock, this, 0, slot, now),
+      deliver: (text) => this.#events.deliver(j, text),
     };
     this.#byId.set(j.id, j);
     this.#routes.add(j);
@@ -118,24 +125,9 @@ export class HubConference implements ConferenceEndpoint, CallTap {
     };
   }
 
+  /** GET .../participants: the owner first, then every joiner (participant-record.ts). */
   list(createdAt: number): Record<string, unknown>[] {
-    const owner = {
-      participantId: OWNER_PARTICIPANT_ID,
-      slot: OWNER_SLOT,
-      state: "connected",
-      joinedAt: new Date(createdAt).toISOString(),
-      leg: null,
-    };
-    const joiners = [...this.#byId.values()].map((j) => ({
-      participantId: j.id,
-      slot: j.slot,
-      state: j.state,
-      joinedAt: j.joinedAt === null ? null : new Date(j.joinedAt).toISOString(),
-      leg: j.leg,
-      address: j.link.to ? hostPortText(j.link.to) : null,
-      repair: j.link.repairStats(),
-    }));
-    return [owner, ...joiners];
+    return participantRecords(createdAt, this.#byId.values(), hostPortText);
   }
 
   /** DELETE of a participant: bye(4) to its leg. */
@@ -145,16 +137,26 @@ export class HubConference implements ConferenceEndpoint, CallTap {
     this.#drop(j, "removed", ByeReason.removed, now);
   }
 
-  receive(h: ConferenceHeader, buf: Buffer, now: number): void {
+  receive(h: ConferenceHeader, buf: Buffer, now: number, from: RemoteInfo): void {
     const m = this.#sock.metrics;
+    if (h.destinationSlot !== 0) {
+      m.drops.wrong_destination.inc();
+      return;
+    }
     const j = this.#routes.bySlot(h.sourceSlot);
     if (j === undefined) {
       m.drops.unknown_participant.inc();
       return;
     }
-    // A hello is checked before its counter counts: a bad one must not move the window.
+    // Checked before the counter counts: a bad hello, or any frame of a second leg, must not
+    // move the window of the leg the participant is bound to.
     const isHello = h.kind === ConferenceKind.hello;
-    if (isHello && !this.#helloOk(j, buf, h.payloadLength)) return;
+    if (isHello) {
+      if (!this.#helloOk(j, buf, h.payloadLength)) return;
+    } else if (j.leg === null || !j.leg.isFrom(from.address, from.port)) {
+      (j.leg === null ? m.drops.not_admitted : m.drops.wrong_leg).inc();
+      return;
+    }
     if (!j.link.window.accept(h.counter)) {
       m.drops.replay.inc();
       return;
@@ -163,15 +165,14 @@ export class HubConference implements ConferenceEndpoint, CallTap {
       this.#hello(j, now);
       return;
     }
-    if (j.state !== "connected") {
-      m.drops.not_admitted.inc();
-      return;
-    }
     j.link.lastHeardAt = now;
-    if (h.kind === ConferenceKind.media) this.#routes.fromLeaf(j, buf, h.payloadLength, now);
-    else if (h.kind === ConferenceKind.nack) j.link.onNack(buf, h.payloadLength, now);
+    const len = h.payloadLength;
+    if (h.kind === ConferenceKind.media) this.#routes.fromLeaf(j, buf, len, now);
+    else if (h.kind === ConferenceKind.nack) j.link.onNack(buf, len, now);
+    else if (h.kind === ConferenceKind.keepalive) j.link.onKeepalive(buf, len, now);
+    else if (h.kind === ConferenceKind.event) this.#events.fromLeaf(j, buf, len, now);
     else if (h.kind === ConferenceKind.bye) {
-      const r = decodeBye(buf, 20, h.payloadLength);
+      const r = decodeBye(buf, 20, len);
       this.#drop(j, r === ByeReason.left ? "left" : "transceiver_failed", 0, now);
     }
   }
@@ -180,6 +181,11 @@ export class HubConference implements ConferenceEndpoint, CallTap {
     const m = this.#sock.metrics;
     if (!decodeHello(buf, 20, len, hello) || hello.participantId !== j.id) {
       m.drops.unknown_participant.inc();
+      return false;
+    }
+    // A second leg for this participant (an edge that failed over after a timeout): not this one.
+    if (j.leg !== null && !j.leg.sameHello(hello)) {
+      m.drops.wrong_leg.inc();
       return false;
     }
     // Only the address inside a MAC-valid hello, and only inside the backbone: never the source's.
@@ -192,38 +198,30 @@ export class HubConference implements ConferenceEndpoint, CallTap {
 
   /** The hello `#helloOk` just read. */
   #hello(j: Joiner, now: number): void {
-    j.link.to = { host: ipText(hello.ipv6, hello.ip), port: hello.port, ipv6: hello.ipv6 };
     j.link.lastHeardAt = now;
     if (j.state === "admitted") {
+      j.link.to = { host: ipText(hello.ipv6, hello.ip), port: hello.port, ipv6: hello.ipv6 };
       j.state = "connected";
       j.joinedAt = Date.now();
-      j.leg = { clusterId: hello.clusterId, transceiverId: hello.transceiverId };
+      j.leg = new LegBinding(hello);
       this.#routes.connected(j);
       this.#rebuildRoster();
-      this.#announce("joined", j);
+      this.#call.announce("joined", j.id, j.slot);
     }
     this.#keepalive(j, now); // the acknowledgement
   }
 
   #rebuildRoster(): void {
-    const roster = this.#roster;
     let n = 1;
-    for (const j of this.#byId.values()) {
-      if (j.state !== "connected" || n >= roster.length) continue;
-      roster[n]!.slot = j.slot;
-      roster[n]!.participantId = j.id;
-      n++;
-    }
+    for (const j of this.#byId.values())
+      if (j.state === "connected" && n < this.#roster.length)
+        Object.assign(this.#roster[n++]!, { slot: j.slot, participantId: j.id });
     this.#rosterN = n;
   }
 
   #keepalive(j: Joiner, now: number): void {
     const n = this.#rosterN;
-    j.link.control(ConferenceKind.keepalive, now, (b, off) => encodeRoster(b, off, this.#roster, n));
-  }
-
-  #announce(type: "joined" | "left", j: Joiner, reason?: ParticipantLeftReason): void {
-    this.#call.announce(type, j.id, j.slot, reason);
+    j.link.keepalive(now, (b, off) => encodeRoster(b, off, this.#roster, n));
   }
 
   /** Removes a participant; `bye` (a reason, or 0 for none) goes to its leg. */
@@ -234,7 +232,7 @@ export class HubConference implements ConferenceEndpoint, CallTap {
     const wasConnected = j.state === "connected";
     this.#routes.delete(j);
     this.#rebuildRoster();
-    if (wasConnected) this.#announce("left", j, reason);
+    if (wasConnected) this.#call.announce("left", j.id, j.slot, reason);
     this.#sock.metrics.participants.dec();
   }
 
@@ -253,6 +251,7 @@ export class HubConference implements ConferenceEndpoint, CallTap {
         continue;
       }
       j.link.nacks(now);
+      this.#events.lost(j, j.link.events.tick(now, j.deliver), now);
       if (keepalive) this.#keepalive(j, now);
     }
   }
@@ -265,6 +264,14 @@ export class HubConference implements ConferenceEndpoint, CallTap {
 
   backendAudio(h: Parameters<HubRoutes["fromBackend"]>[0], payload: Uint8Array): boolean {
     return this.#routes.fromBackend(h, payload, performance.now());
+  }
+
+  /** The owner's client's event: it may not pose as a joiner while there are any. */
+  clientEvent = (text: string): string => (this.#byId.size === 0 ? text : untagOwnerEvent(text));
+
+  /** A backend event (the owner's client has it): to every leaf. */
+  backendEvent(text: string): void {
+    this.#events.fromBackend(text, performance.now());
   }
 
   /** The owner's call ended: bye(2) to every leg (each ends call_ended). */
@@ -283,12 +290,9 @@ export class HubConference implements ConferenceEndpoint, CallTap {
   }
 
   status(): Record<string, unknown> {
-    return {
-      role: "hub",
-      conferenceId: this.idHex,
-      participants: this.#byId.size + 1,
-      maxParticipants: this.#sock.config.maxParticipants,
-      mixer: this.#routes.mixerStats(),
-    };
+    const { idHex: conferenceId, joiners } = this;
+    const { maxParticipants } = this.#sock.config;
+    const mixer = this.#routes.mixerStats();
+    return { role: "hub", conferenceId, participants: joiners + 1, maxParticipants, mixer };
   }
 }

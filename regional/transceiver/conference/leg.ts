@@ -3,7 +3,9 @@
 // hub's media for it (the backend's, the owner's, the other joiners') goes through a mixer to
 // the client. Hello every second until the hub answers, then keepalives; the hub's roster
 // becomes participant.joined / participant.left on the client's `oai-events`. The leg ends when
-// the hub says bye or goes silent for 3 s.
+// the hub says bye or goes silent for 3 s. The client's events go to the hub (for the backend),
+// the backend's come back (kind 6, in order, repaired); keepalives echo timing both ways (RTT).
+import { decodeEventText, eventSeq } from "../../../shared/conference/event.ts";
 import { type ConferenceHeader, ConferenceKind } from "../../../shared/conference/frame.ts";
 import {
   ByeReason,
@@ -19,6 +21,8 @@ import {
   AUDIO_FRAME_HEADER_BYTES,
   AudioCodec,
   type AudioFrameHeader,
+  BridgeEvent,
+  MAX_PARTICIPANT_SLOT,
   newAudioFrameHeader,
   participantEvent,
   readAudioFrameHeader,
@@ -26,7 +30,8 @@ import {
 import type { EndReason } from "../call-types.ts";
 import type { CallTap } from "../shell/call-tap.ts";
 import { Mixer } from "../shell/mixer.ts";
-import { ipBytes } from "./addr.ts";
+import { hostPortText, ipBytes } from "./addr.ts";
+import { eventsLostEvent, eventTooLargeError, oversize } from "./events.ts";
 import { KEEPALIVE_MS, SILENCE_MS } from "./hub.ts";
 import { ConferenceLink } from "./link.ts";
 import type { ConferenceEndpoint, ConferenceSocket } from "./socket.ts";
@@ -46,6 +51,7 @@ export interface LegSpec {
 export const HELLO_ANSWER_MS = 5000;
 
 const rosterIn = newRosterEntries();
+const STARTED = `{"type":"${BridgeEvent.started}"`;
 
 export class LegUplink implements BackendLink, ConferenceEndpoint, CallTap {
   readonly hi: number;
@@ -60,10 +66,16 @@ export class LegUplink implements BackendLink, ConferenceEndpoint, CallTap {
   readonly #h: BridgeHandlers;
   readonly #link: ConferenceLink;
   readonly #mixer: Mixer;
-  readonly #ids: { clusterId: number; transceiverId: number };
+  // This leg's transceiver and its call id (the leg id), as its hello names them.
+  readonly #ids: { clusterId: number; transceiverId: number; legId: string };
   readonly #in = newAudioFrameHeader();
   readonly #openedAt: number;
   #lastHelloAt = Number.NEGATIVE_INFINITY;
+  #lastKeepaliveAt = 0;
+  readonly #deliver = (text: string): void => {
+    this.#sock.metrics.events.in.inc();
+    this.#h.onEvent(text);
+  };
   #roster = new Map<number, string>();
   #endedBy: LinkEndReason | undefined;
 
@@ -74,7 +86,7 @@ export class LegUplink implements BackendLink, ConferenceEndpoint, CallTap {
     this.lo = spec.lo;
     this.slot = spec.slot;
     this.#h = h;
-    this.#ids = { clusterId: call.clusterId, transceiverId: call.transceiverId };
+    this.#ids = { clusterId: call.clusterId, transceiverId: call.transceiverId, legId: call.callId };
     this.#openedAt = now;
     this.#link = new ConferenceLink(sock, spec, spec.slot, 0, now);
     this.#link.to = spec.hub.address;
@@ -117,8 +129,17 @@ export class LegUplink implements BackendLink, ConferenceEndpoint, CallTap {
     this.#link.media(this.spec.slot, 0, h, payload, performance.now());
   }
 
-  /** Client events are not carried to the hub's backend in this version (docs/cascade.md). */
-  sendEvent(_text: string): void {}
+  /** The client's event, for the hub's backend (tagged there). Not the leg's own session.started. */
+  sendEvent(text: string): void {
+    if (this.state === "closed" || text.startsWith(STARTED)) return;
+    const bytes = oversize(text);
+    if (bytes > 0) {
+      this.#sock.metrics.drops.event_too_large.inc();
+      this.#h.onEvent(eventTooLargeError(text, bytes));
+      return;
+    }
+    if (this.#link.event(this.spec.slot, 0, text, performance.now())) this.#sock.metrics.events.out.inc();
+  }
 
   close(finalEvent?: string): void {
     if (this.state === "closed") return;
@@ -145,6 +166,11 @@ export class LegUplink implements BackendLink, ConferenceEndpoint, CallTap {
   receive(h: ConferenceHeader, buf: Buffer, now: number): void {
     if (this.state === "closed") return;
     const m = this.#sock.metrics;
+    // Only frames addressed to this leg: the hub sends each leaf its own, under its own counter.
+    if (h.destinationSlot !== this.slot || h.sourceSlot > MAX_PARTICIPANT_SLOT) {
+      m.drops.wrong_destination.inc();
+      return;
+    }
     if (!this.#link.window.accept(h.counter)) {
       m.drops.replay.inc();
       return;
@@ -156,7 +182,11 @@ export class LegUplink implements BackendLink, ConferenceEndpoint, CallTap {
         this.#media(h.sourceSlot, buf, len, now);
         return;
       case ConferenceKind.keepalive:
+        this.#link.onKeepalive(buf, len, now);
         this.#rosterFrom(buf, len);
+        return;
+      case ConferenceKind.event:
+        this.#event(buf, len, now);
         return;
       case ConferenceKind.nack:
         this.#link.onNack(buf, len, now);
@@ -184,10 +214,27 @@ export class LegUplink implements BackendLink, ConferenceEndpoint, CallTap {
     this.#mixer.push(source, a, frame.subarray(AUDIO_FRAME_HEADER_BYTES));
   }
 
+  /** The hub's event (the backend's, or a notice): to the client, in order. */
+  #event(buf: Buffer, len: number, now: number): void {
+    const text = decodeEventText(buf, 20, len);
+    if (text === undefined) {
+      this.#sock.metrics.drops.bad_event.inc();
+      return;
+    }
+    const seq = eventSeq(buf, 20);
+    if (this.#link.onEvent(0, seq, now)) this.#lost(this.#link.events.push(seq, text, now, this.#deliver));
+  }
+
+  #lost(n: number): void {
+    if (n === 0) return;
+    this.#sock.metrics.eventsLost.inc(n);
+    this.#h.onEvent(eventsLostEvent("to_client", n));
+  }
+
   /** The hub's roster: differences from the last one become events for the client. */
   #rosterFrom(buf: Buffer, len: number): void {
     const n = decodeRoster(buf, 20, len, rosterIn);
-    if (n < 0 || len === 0) return;
+    if (n < 0) return;
     // Acknowledged (docs/wire-formats.md §8): a roster that lists this leg's slot.
     if (this.state === "connecting")
       for (let i = 0; i < n; i++) if (rosterIn[i]!.slot === this.spec.slot) this.state = "open";
@@ -223,7 +270,12 @@ export class LegUplink implements BackendLink, ConferenceEndpoint, CallTap {
       return;
     }
     link.nacks(now);
-    if (now - link.lastSentAt >= KEEPALIVE_MS) link.control(ConferenceKind.keepalive, now);
+    this.#lost(link.events.tick(now, this.#deliver));
+    // Every second even while media flows: the keepalive carries the timing echo (RTT).
+    if (now - this.#lastKeepaliveAt >= KEEPALIVE_MS) {
+      this.#lastKeepaliveAt = now;
+      link.keepalive(now);
+    }
   }
 
   // ---- CallTap: the leg call's status ---------------------------------------------------------
@@ -232,17 +284,13 @@ export class LegUplink implements BackendLink, ConferenceEndpoint, CallTap {
 
   status(): Record<string, unknown> {
     const s = this.spec;
-    const a = s.hub.address;
     return {
       role: "leg",
       callId: s.callId,
       participantId: s.participantId,
       slot: s.slot,
-      hub: {
-        address: a.ipv6 ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`,
-        clusterId: s.hub.clusterId,
-        transceiverId: s.hub.transceiverId,
-      },
+      rttMs: this.#link.rttMs,
+      hub: { ...s.hub, address: hostPortText(s.hub.address) },
       state: this.state,
       participants: this.#roster.size,
       repair: this.#link.repairStats(),

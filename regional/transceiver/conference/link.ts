@@ -2,7 +2,12 @@
 // leaf's view of its hub): the address frames go to, our counter, the replay window of theirs,
 // the history of the media we sent (answering NACKs, at most twice per frame) and a gap tracker
 // per source stream they send us (a NACK at once on the packet that reveals a gap, retries on
-// the tick). Liveness: when we last heard from them.
+// the tick). Liveness: when we last heard from them. The round trip (keepalive timing echo)
+// paces the NACK retries. Events (kind 6) are a stream of their own each way: own seqs, own
+// history, NACKed with EVENT_STREAM_FLAG, delivered in order (EventInbox).
+
+import { EVENT_MAX_BYTES, EVENT_SEQ_BYTES, encodeEvent } from "../../../shared/conference/event.ts";
+import { EventInbox } from "../../../shared/conference/event-inbox.ts";
 import {
   CONFERENCE_HEADER_BYTES,
   CONFERENCE_MAX_PAYLOAD,
@@ -10,8 +15,10 @@ import {
   ConferenceKind,
   newConferenceHeader,
 } from "../../../shared/conference/frame.ts";
+import { KEEPALIVE_TIMING_BYTES, RttEstimator, timingEvents } from "../../../shared/conference/keepalive.ts";
 import {
   decodeNack,
+  EVENT_STREAM_FLAG,
   encodeNack,
   NACK_MAX_ENTRIES,
   newNackEntries,
@@ -28,8 +35,12 @@ import type { ConferenceSocket } from "./socket.ts";
 
 /** Media bytes kept per frame for repair (an Opus voice frame is 60-200 bytes; larger ones are not kept). */
 const HISTORY_FRAME_BYTES = 512;
-/** Source streams tracked per link (a conference has at most 64 participants and the backend). */
-const MAX_TRACKED_SOURCES = 66;
+/** Source streams tracked per link (a conference has at most 64 participants and the backend, and an event stream). */
+const MAX_TRACKED_SOURCES = 67;
+/** Events kept for repair per link (events are rare next to media: a few per second at most). */
+const EVENT_HISTORY = 64;
+
+type Tracked = { g: GapTracker; counted: number; events: boolean };
 
 // Scratch shared by every link: the socket's callbacks and ticks never re-enter.
 const entries = newNackEntries();
@@ -40,9 +51,14 @@ export class ConferenceLink {
   readonly #h: ConferenceHeader = newConferenceHeader();
   readonly #nack: boolean;
   // Per source: its tracker and how much of its `lost` the metrics have counted.
-  readonly #gaps = new Map<number, { g: GapTracker; counted: number }>();
+  readonly #gaps = new Map<number, Tracked>();
   readonly window = new ReplayWindow();
   readonly history = new SendHistory(128, HISTORY_FRAME_BYTES);
+  readonly rtt = new RttEstimator();
+  // Events: created at the first one (most links never carry any).
+  #eventHistory: SendHistory | undefined;
+  #eventSeq = 0;
+  readonly events = new EventInbox();
   /** Where frames go: the address in the leaf's hello (hub side) or the hub's (leaf side). */
   to: HostPort | undefined;
   lastHeardAt: number;
@@ -121,6 +137,10 @@ export class ConferenceLink {
     for (let e = 0; e < n; e++) {
       const entry = entries[e]!;
       const k = nackSeqs(entry, seqs);
+      if ((entry.sourceSlot & EVENT_STREAM_FLAG) !== 0) {
+        this.#resendEvents(entry.sourceSlot, k, now);
+        continue;
+      }
       for (let s = 0; s < k; s++) {
         const i = this.history.retransmit(entry.sourceSlot, seqs[s]!);
         if (i < 0) {
@@ -137,22 +157,110 @@ export class ConferenceLink {
     }
   }
 
+  #resendEvents(stream: number, k: number, now: number): void {
+    const hist = this.#eventHistory;
+    if (hist === undefined) return;
+    for (let s = 0; s < k; s++) {
+      const i = hist.retransmit(stream, seqs[s]!);
+      if (i < 0) continue;
+      const out = this.#sock.frameBuffer(EVENT_SEQ_BYTES + EVENT_MAX_BYTES);
+      const plen = hist.copyPayload(i, out, CONFERENCE_HEADER_BYTES);
+      if (plen < 0) continue;
+      this.#h.payloadLength = plen;
+      this.#send(ConferenceKind.event, stream & ~EVENT_STREAM_FLAG, hist.destinationOf(i), out, now);
+    }
+  }
+
   /** Their media frame of `source` with `seq`: "duplicate" frames are to be dropped. */
   onMedia(source: number, seq: number, now: number): PacketVerdict | "untracked" {
-    let t = this.#gaps.get(source);
+    return this.#track(source, seq, now);
+  }
+
+  /** Their event (`source`'s stream, `seq`); false for a duplicate (then it is dropped). */
+  onEvent(source: number, seq: number, now: number): boolean {
+    return this.#track(EVENT_STREAM_FLAG | source, seq, now) !== "duplicate";
+  }
+
+  #tracker(stream: number): Tracked | undefined {
+    let t = this.#gaps.get(stream);
     if (t === undefined) {
-      if (this.#gaps.size >= MAX_TRACKED_SOURCES) return "untracked";
-      t = { g: new GapTracker(source, this.#nack), counted: 0 };
-      this.#gaps.set(source, t);
+      if (this.#gaps.size >= MAX_TRACKED_SOURCES) return undefined;
+      const events = (stream & EVENT_STREAM_FLAG) !== 0;
+      t = { g: new GapTracker(stream, this.#nack), counted: 0, events };
+      if (this.rtt.srttMs !== undefined) t.g.setRtt(this.rtt.srttMs);
+      this.#gaps.set(stream, t);
     }
+    return t;
+  }
+
+  #track(stream: number, seq: number, now: number): PacketVerdict | "untracked" {
+    const t = this.#tracker(stream);
+    if (t === undefined) return "untracked";
+    // An event stream starts at seq 0 (a first event lost is a gap too), and a keepalive may
+    // have announced seqs already: the ones before this that never came are missing.
+    if (t.events) t.g.expectBefore(seq, now);
     const v = t.g.onPacket(seq, now);
-    if (v === "repaired") this.#sock.metrics.in.repaired.inc();
+    if (v === "repaired" && !t.events) this.#sock.metrics.in.repaired.inc();
     this.#countLost(t);
     if (t.g.missing > 0) this.nacks(now);
     return v;
   }
 
-  #countLost(t: { g: GapTracker; counted: number }): void {
+  /** An event of `source` for them; false when it is over EVENT_MAX_BYTES (not sent) or has nowhere to go. */
+  event(source: number, dest: number, text: string, now: number): boolean {
+    if (this.to === undefined) return false;
+    const buf = this.#sock.frameBuffer(EVENT_SEQ_BYTES + EVENT_MAX_BYTES);
+    const seq = this.#eventSeq;
+    const len = encodeEvent(buf, CONFERENCE_HEADER_BYTES, seq, text);
+    if (len < 0) return false;
+    this.#eventSeq = (seq + 1) & 0xffff;
+    this.#eventHistory ??= new SendHistory(EVENT_HISTORY, EVENT_SEQ_BYTES + EVENT_MAX_BYTES);
+    this.#eventHistory.record(EVENT_STREAM_FLAG | source, dest, seq, buf, CONFERENCE_HEADER_BYTES, len);
+    this.#h.payloadLength = len;
+    this.#send(ConferenceKind.event, source, dest, buf, now);
+    return true;
+  }
+
+  /** The smoothed round trip in ms (0.01 ms steps), null before the first keepalive echo. */
+  get rttMs(): number | null {
+    const r = this.rtt.srttMs;
+    return r === undefined ? null : Math.round(r * 100) / 100;
+  }
+
+  /** A keepalive from us: the timing block, then what `write` adds (the hub's roster). */
+  keepalive(now: number, write?: (buf: Buffer, off: number) => number): void {
+    this.control(ConferenceKind.keepalive, now, (b, off) => {
+      if (this.rtt.write(b, off, now, this.#eventSeq) < 0) return -1;
+      const rest = write ? write(b, off + KEEPALIVE_TIMING_BYTES) : 0;
+      return rest < 0 ? -1 : KEEPALIVE_TIMING_BYTES + rest;
+    });
+  }
+
+  /**
+   * Their keepalive's timing block: their next event seq (events lost at the end of a burst are
+   * NACKed now), and a new round-trip sample that paces every tracker's retries.
+   */
+  onKeepalive(buf: Buffer, len: number, now: number): void {
+    if (len < KEEPALIVE_TIMING_BYTES) return;
+    const next = timingEvents(buf, CONFERENCE_HEADER_BYTES);
+    if (next !== 0) {
+      const t = this.#tracker(EVENT_STREAM_FLAG | this.remote);
+      t?.g.expectBefore(next, now);
+      this.events.horizon(next, now);
+      if (t !== undefined && t.g.missing > 0) this.nacks(now);
+    }
+    const sample = this.rtt.read(buf, CONFERENCE_HEADER_BYTES, now);
+    if (sample < 0) return;
+    this.#sock.metrics.rtt.observe(sample / 1000);
+    const srtt = this.rtt.srttMs!;
+    for (const t of this.#gaps.values()) t.g.setRtt(srtt);
+  }
+
+  #countLost(t: Tracked): void {
+    if (t.events) {
+      t.counted = t.g.lost; // events lost are counted by the inbox, in order
+      return;
+    }
     if (t.g.lost === t.counted) return;
     this.#sock.metrics.in.lost.inc(t.g.lost - t.counted);
     t.counted = t.g.lost;
@@ -179,8 +287,8 @@ export class ConferenceLink {
   /** Repair counters of what they send us, per source slot. */
   repairStats(): Record<string, { received: number; lost: number; repaired: number; duplicates: number }> {
     const out: Record<string, { received: number; lost: number; repaired: number; duplicates: number }> = {};
-    for (const [slot, { g }] of this.#gaps)
-      out[String(slot)] = {
+    for (const [stream, { g, events }] of this.#gaps)
+      out[events ? `events:${stream & ~EVENT_STREAM_FLAG}` : String(stream)] = {
         received: g.received,
         lost: g.lost,
         repaired: g.repaired,

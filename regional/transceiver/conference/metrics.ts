@@ -1,7 +1,12 @@
 // Conference metrics (docs/metrics.md): drops by reason, and frames, bytes, repaired and lost
 // frames per direction. Registered on the transceiver's registry; handles bound once, so the
 // per-datagram path counts without allocating.
-import type { CounterHandle, GaugeHandle } from "../../common/metrics.ts";
+import {
+  type CounterHandle,
+  type GaugeHandle,
+  type HistogramHandle,
+  LATENCY_BUCKETS,
+} from "../../common/metrics.ts";
 import type { TransceiverMetrics } from "../metrics.ts";
 
 /** Why a conference datagram is dropped (gr_transceiver_conference_drops_total{reason}). */
@@ -21,6 +26,15 @@ export const CONFERENCE_DROP_REASONS = [
   "bad_address",
   "bad_media",
   "no_route",
+  // A participant's frame from a leg other than the one its first hello bound.
+  "wrong_leg",
+  // A frame addressed to another slot than the receiver's.
+  "wrong_destination",
+  // An event over EVENT_MAX_BYTES (not sent), or one that is not a JSON object.
+  "event_too_large",
+  "bad_event",
+  // A joiner's event of a type only the owner may send (session.update...): not carried.
+  "event_not_allowed",
 ] as const;
 export type ConferenceDropReason = (typeof CONFERENCE_DROP_REASONS)[number];
 
@@ -42,6 +56,12 @@ export class ConferenceMetrics {
   readonly out: DirectionHandles;
   readonly conferences: GaugeHandle;
   readonly participants: GaugeHandle;
+  /** Leg <-> hub round trips (keepalive timing echo), seconds. */
+  readonly rtt: HistogramHandle;
+  /** Events given up (a gap the repair did not fill), counted where they should have arrived. */
+  readonly eventsLost: CounterHandle;
+  /** Events carried (out) and delivered in order (in). */
+  readonly events: Record<Direction, CounterHandle>;
 
   constructor(m: TransceiverMetrics) {
     const r = m.registry;
@@ -82,6 +102,25 @@ export class ConferenceMetrics {
     });
     this.in = dir("in");
     this.out = dir("out");
+    this.rtt = r
+      .histogram(
+        "gr_transceiver_conference_rtt_seconds",
+        "Leg-hub round-trip time (keepalive echo)",
+        ["cluster"],
+        LATENCY_BUCKETS,
+      )
+      .with({ cluster });
+    this.eventsLost = r
+      .counter("gr_transceiver_conference_events_lost_total", "Conference events never repaired", ["cluster"])
+      .with({ cluster });
+    const events = r.counter("gr_transceiver_conference_events_total", "Conference events", [
+      "cluster",
+      "direction",
+    ]);
+    this.events = {
+      in: events.with({ cluster, direction: "in" }),
+      out: events.with({ cluster, direction: "out" }),
+    };
     this.conferences = r
       .gauge("gr_transceiver_conferences_active", "Conferences this transceiver takes part in (hub or leg)", [
         "cluster",

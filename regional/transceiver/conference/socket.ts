@@ -5,7 +5,7 @@
 // never throw. One process-level timer drives every endpoint (keepalives, hellos, NACK retries,
 // deadlines), running only while there is one.
 import { randomBytes } from "node:crypto";
-import { createSocket, type Socket } from "node:dgram";
+import { createSocket, type RemoteInfo, type Socket } from "node:dgram";
 import {
   CONFERENCE_HEADER_BYTES,
   CONFERENCE_MAX_FRAME,
@@ -28,8 +28,11 @@ export interface ConferenceEndpoint {
   readonly lo: number;
   /** Frames whose destination slot is this reach it: 0 = the hub, else the leg's participant slot. */
   readonly slot: number;
-  /** A MAC-valid frame naming this conference; its payload is at buf[20 .. 20 + h.payloadLength]. */
-  receive(h: ConferenceHeader, buf: Buffer, now: number): void;
+  /**
+   * A MAC-valid frame naming this conference; its payload is at buf[20 .. 20 + h.payloadLength].
+   * `from`: the datagram's source (never sent to; the hub checks it against the bound leg).
+   */
+  receive(h: ConferenceHeader, buf: Buffer, now: number, from: RemoteInfo): void;
   /** Every TICK_MS: keepalives, hellos, NACK retries, deadlines. */
   tick(now: number): void;
 }
@@ -62,7 +65,7 @@ export class ConferenceSocket {
     this.metrics = metrics;
     this.mac = nodeMac(config.keys);
     this.keyId = config.keys.active.id;
-    socket.on("message", (msg, _rinfo) => this.#onMessage(msg));
+    socket.on("message", (msg, rinfo) => this.#onMessage(msg, rinfo));
     socket.on("error", () => metrics.drops.no_route.inc());
   }
 
@@ -147,7 +150,7 @@ export class ConferenceSocket {
     return Buffer.allocUnsafe(CONFERENCE_OVERHEAD_BYTES + payloadBytes);
   }
 
-  #onMessage(msg: Buffer): void {
+  #onMessage(msg: Buffer, from: RemoteInfo): void {
     const h = this.#h;
     const m = this.metrics;
     const status = decodeConferenceFrame(msg, msg.length, h, this.mac);
@@ -162,7 +165,7 @@ export class ConferenceSocket {
     }
     m.in.frames.inc();
     m.in.bytes.inc(msg.length);
-    e.receive(h, msg, performance.now());
+    e.receive(h, msg, performance.now(), from);
   }
 
   readonly #tick = (): void => {

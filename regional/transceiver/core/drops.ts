@@ -12,6 +12,8 @@ export const DROP_REASONS = [
   "bad_integrity",
   "unknown_address",
   "not_rtp",
+  "red_malformed",
+  "duplicate_rtp",
   "no_route",
   "stun_replay",
   "path_cap",

@@ -1,6 +1,7 @@
 // Audio framing between werift and the backend link: client RTP → backend audio frames (codec by
-// payload type), backend frames → RTP on the negotiated send codec. Nothing allocates per packet
-// on the way in (one reused frame header).
+// payload type; RED and NACK repair in client-hop.ts), backend frames → RTP on the negotiated send
+// codec, wrapped in RED (the previous frame as redundancy, distance 1) when RED was negotiated.
+// Nothing allocates per packet on the way in without RED (one reused frame header).
 import { type RTCRtpTransceiver, RtpHeader, RtpPacket } from "werift";
 import {
   AUDIO_CODEC_NAMES,
@@ -10,7 +11,9 @@ import {
   newAudioFrameHeader,
   OWNER_SLOT,
 } from "../backend-protocol.ts";
+import { RED_MAX_BLOCK_BYTES, writeRed } from "../core/red.ts";
 import { RtpContinuity } from "../core/rtp-continuity.ts";
+import { ClientHop, type HopSink, type HopStatus } from "./client-hop.ts";
 
 const noop = (): void => {};
 
@@ -22,12 +25,24 @@ export class CallAudio {
   readonly #numbers = { sequenceNumber: 0, timestamp: 0, marker: false };
   #sendCodec = 0;
   #sendPt = 0;
+  /** The Opus payload type inside our RED packets; -1 when we do not send RED. */
+  #redInnerPt = -1;
+  /** The previous frame sent (the next RED packet's redundant block). */
+  readonly #prev = new Uint8Array(RED_MAX_BLOCK_BYTES);
+  #prevLength = 0;
+  #prevTimestamp = 0;
+  readonly #sink: HopSink & { now(): number };
+  #hop: ClientHop | undefined;
   /** The negotiated audio direction lets us send (false for a sendonly client, e.g. WHIP). */
   #clientReceives = true;
 
-  /** `slot`: the participant slot the client's frames are labelled with (byte 3). */
-  constructor(t: RTCRtpTransceiver, slot = OWNER_SLOT) {
+  /**
+   * `sink` gets the client's frames (recovered ones first, in seq order) and the drops;
+   * `slot`: the participant slot the client's frames are labelled with (byte 3).
+   */
+  constructor(t: RTCRtpTransceiver, sink: HopSink & { now(): number }, slot = OWNER_SLOT) {
     this.#t = t;
+    this.#sink = sink;
     this.#frame.participant = slot;
   }
 
@@ -36,16 +51,50 @@ export class CallAudio {
     const t = this.#t;
     const codecs = t.codecs;
     if (codecs.length === 0 || t.stopped || t.rejected) return false;
+    let redPt = -1;
+    let nack = false;
     for (const c of codecs) {
       const id = codecOfMime(c.mimeType);
       if (id !== 0 && c.payloadType !== undefined) this.#ptToCodec.set(c.payloadType, id);
+      if (c.mimeType.toLowerCase() === "audio/red" && c.payloadType !== undefined) redPt = c.payloadType;
+      // werift's answer repeats the offer's feedback for the codec (a=rtcp-fb:<pt> nack).
+      if (id !== 0 && c.rtcpFeedback.some((f) => f.type === "nack" && f.parameter === undefined)) nack = true;
     }
     const dir = t.currentDirection;
     this.#clientReceives = dir === "sendrecv" || dir === "sendonly";
     const send = t.sender.codec ?? codecs[0]!;
     this.#sendCodec = codecOfMime(send.mimeType);
     this.#sendPt = send.payloadType ?? 0;
+    if (redPt >= 0 && send.payloadType === redPt) {
+      // We write the RED payloads (core/red.ts, distance 1) and werift sends them as they are:
+      // its own encoder (distance 2, Buffer.concat per block) would wrap them a second time.
+      const inner = [...this.#ptToCodec.keys()].find((pt) => this.#ptToCodec.get(pt) === 1);
+      this.#sendCodec = inner === undefined ? 0 : 1;
+      this.#redInnerPt = inner ?? -1;
+      Object.defineProperty(t.sender, "redRedundantPayloadType", { get: () => undefined, set: noop });
+    }
+    this.#hop = new ClientHop(t, this.#ptToCodec, this.#frame, this.#sink, redPt, nack);
+    // With RED, werift's receiver splits each packet into copies for the track (its own parser,
+    // guessing seqs); the hop reads the packets before that instead and the track's are ignored.
+    // The transport carries every m-line's RTP: only audio payload types are the hop's.
+    if (redPt >= 0)
+      t.dtlsTransport?.onRtp.subscribe((rtp) => {
+        const pt = rtp.header.payloadType;
+        if (pt === redPt || this.#ptToCodec.has(pt)) this.#hop!.receive(rtp, this.#sink.now());
+      });
     return true;
+  }
+
+  /** A packet from werift's track (ignored with RED: those come from the transport, above). */
+  fromTrack(rtp: RtpPacket): void {
+    const hop = this.#hop;
+    if (hop === undefined) this.#sink.drop("not_rtp");
+    else if (!hop.red) hop.receive(rtp, this.#sink.now());
+  }
+
+  /** The client hop's repair counters (status). */
+  get repair(): HopStatus | undefined {
+    return this.#hop?.status();
   }
 
   get sendCodec(): number {
@@ -57,18 +106,6 @@ export class CallAudio {
   }
   get codecName(): string | undefined {
     return AUDIO_CODEC_NAMES[this.#sendCodec];
-  }
-
-  /** The frame header for a client packet, or undefined for a payload type not negotiated. */
-  frameOf(rtp: RtpPacket): AudioFrameHeader | undefined {
-    const codec = this.#ptToCodec.get(rtp.header.payloadType);
-    if (codec === undefined) return undefined;
-    const f = this.#frame;
-    f.codec = codec;
-    f.flags = rtp.header.marker ? AudioFlags.marker : 0;
-    f.sequenceNumber = rtp.header.sequenceNumber;
-    f.timestamp = rtp.header.timestamp;
-    return f;
   }
 
   /**
@@ -94,10 +131,35 @@ export class CallAudio {
       timestamp: n.timestamp,
       marker: n.marker,
     });
-    const b = Buffer.isBuffer(payload)
-      ? payload
-      : Buffer.from(payload.buffer, payload.byteOffset, payload.length);
+    // werift keeps the packet (not a copy) to answer NACKs: when the client can NACK the payload
+    // is copied, whatever its source (a leg's "backend" is its mixer, whose output buffer is
+    // reused, and it arrives as source 0).
+    const b =
+      this.#redInnerPt >= 0
+        ? this.#wrapRed(payload, n.timestamp)
+        : this.#hop?.nack === true
+          ? Buffer.from(payload)
+          : Buffer.isBuffer(payload)
+            ? payload
+            : Buffer.from(payload.buffer, payload.byteOffset, payload.length);
     this.#t.sender.sendRtp(new RtpPacket(header, b)).catch(noop);
     return "sent";
+  }
+
+  /**
+   * The RED payload for one frame: the previous frame as redundancy (when its timestamp offset
+   * fits 14 bits), then this one. A new buffer each time: werift keeps the packet for NACKs.
+   */
+  #wrapRed(payload: Uint8Array, ts: number): Buffer {
+    const prev = this.#prev;
+    const out = Buffer.allocUnsafe(5 + this.#prevLength + payload.length);
+    const offset = (ts - this.#prevTimestamp) >>> 0;
+    const n = writeRed(out, this.#redInnerPt, payload, prev, this.#prevLength, offset);
+    if (payload.length <= prev.length) {
+      prev.set(payload);
+      this.#prevLength = payload.length;
+    } else this.#prevLength = 0;
+    this.#prevTimestamp = ts;
+    return out.subarray(0, n);
   }
 }

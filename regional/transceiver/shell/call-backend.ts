@@ -19,6 +19,8 @@ export interface BackendHost {
   ended(): boolean;
   now(): number;
   onAudio(h: AudioFrameHeader, payload: Buffer): void;
+  /** A backend event, after the client got it (a conference carries it on). */
+  onEvent?(text: string): void;
   end(reason: EndReason): void;
 }
 
@@ -61,7 +63,10 @@ export function openBackend(
     { callId: host.callId, ...ids, ...media },
     {
       onAudio: (h, payload) => host.onAudio(h, payload),
-      onEvent: (text) => events.send(text),
+      onEvent: (text) => {
+        events.send(text);
+        host.onEvent?.(text);
+      },
       onDrop: () => {
         m.backendDroppedToBackend.inc();
         events.noticeDropped(host.now(), link.droppedToBackend);

@@ -10,6 +10,10 @@ export interface CallTap {
   clientAudio?(h: AudioFrameHeader, payload: Uint8Array): void;
   /** A backend frame; true when the tap took it (the call does not play it itself). */
   backendAudio?(h: AudioFrameHeader, payload: Uint8Array): boolean;
+  /** The client's text event before it goes to the backend: what to send instead. */
+  clientEvent?(text: string): string;
+  /** A backend text event (the call's own client got it already). */
+  backendEvent?(text: string): void;
   /** The call ended (once). */
   ended(reason: EndReason): void;
   /** The `conference` block of the call's status. */

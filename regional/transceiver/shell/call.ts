@@ -1,10 +1,9 @@
-// One call: a werift peer connection on the shared socket, its client paths, timers and the
-// backend link. Created from a checked offer; ended exactly once (idempotent `end`), which
-// closes the peer connection, tells the relays (flowClose) and the backend (session.ended).
-// Parts: peer.ts, call-paths.ts (paths, consent), audio.ts (framing), call-backend.ts (the
-// link), stats.ts, timings.ts, the pure core/lifetime.ts, core/ufrags.ts, core/answer.ts.
+// One call: a werift peer connection on the shared socket, its client paths, timers and the backend
+// link. Created from a checked offer; ended once (idempotent `end`): closes the peer connection,
+// tells the relays (flowClose) and the backend (session.ended). Parts: peer.ts, call-paths.ts,
+// audio.ts, call-backend.ts, stats.ts, timings.ts, core/lifetime.ts, core/ufrags.ts, core/answer.ts.
 import { randomBytes } from "node:crypto";
-import type { RTCPeerConnection, RTCRtpTransceiver, RtpPacket } from "werift";
+import type { RTCPeerConnection, RTCRtpTransceiver } from "werift";
 import type { BackendLink } from "../backend-link.ts";
 import { type AudioFrameHeader, BridgeEvent } from "../backend-protocol.ts";
 import { type CallState, type CallStatus, type EndReason, FLOW_CLOSE } from "../call-types.ts";
@@ -32,7 +31,6 @@ export type { CallListener } from "./client-events.ts";
 
 const newTxid = (): Uint8Array => randomBytes(12);
 const noop = (): void => {};
-
 export class Call {
   readonly callId: string;
   readonly region: string;
@@ -70,7 +68,11 @@ export class Call {
     this.#timings = new SetupTimings(this.#rh, init.receivedAt);
     this.pc = serverPeerConnection(init.offer);
     this.#audioT = this.pc.addTransceiver("audio", { direction: "sendrecv" });
-    this.#audio = new CallAudio(this.#audioT);
+    this.#audio = new CallAudio(this.#audioT, {
+      now: () => d.mux.clock.now,
+      frame: (f, payload) => this.#onClientAudio(f, payload),
+      drop: (reason) => d.metrics.drops[reason].inc(),
+    });
     this.#events = new ClientEvents(d.config.backendQueueBytes, () => d.metrics.backendDroppedToClient.inc());
     const limits = { ...DEFAULT_PATH_LIMITS, quietMs: d.config.pathQuietMs, ...d.pathLimits };
     const book = new PathBook<PathKey>(limits, newTxid);
@@ -150,12 +152,10 @@ export class Call {
       },
       dtlsFailed: () => failed(t.dtlsConnectedAt > 0, "dtls_failed"),
       closed: () => live() && this.end("client_closed"),
-      rtp: (rtp) => this.#onClientAudio(rtp),
+      rtp: (rtp) => this.#audio.fromTrack(rtp),
       dataChannel: (dc) => {
         if (!this.#events.adopt(dc)) return;
-        dc.onMessage.subscribe((m) => {
-          if (live()) this.#bridge.sendEvent(typeof m === "string" ? m : m.toString("utf8"));
-        });
+        dc.onMessage.subscribe((m) => this.sendClientEvent(typeof m === "string" ? m : m.toString("utf8")));
       },
     });
   }
@@ -166,21 +166,17 @@ export class Call {
       ended: () => this.state === "ended",
       now: () => this.#d.mux.clock.now,
       onAudio: (h: AudioFrameHeader, payload: Buffer) => this.#onBackendAudio(h, payload),
+      onEvent: (text: string) => this.tap?.backendEvent?.(text),
       end: (r: EndReason) => this.end(r),
     };
     this.#bridge = startBackend(this.#d, host, this.#events, this.#audio, this.#init);
   }
 
-  #onClientAudio(rtp: RtpPacket): void {
+  #onClientAudio(f: AudioFrameHeader, payload: Uint8Array): void {
     if (this.state === "ended") return;
-    const f = this.#audio.frameOf(rtp);
-    if (f === undefined) {
-      this.#d.metrics.drops.not_rtp.inc();
-      return;
-    }
     this.#timings.firstAudio();
-    this.#bridge.sendAudio(f, rtp.payload);
-    this.tap?.clientAudio?.(f, rtp.payload);
+    this.#bridge.sendAudio(f, payload);
+    this.tap?.clientAudio?.(f, payload);
   }
 
   #onBackendAudio(h: AudioFrameHeader, payload: Buffer): void {
@@ -210,10 +206,12 @@ export class Call {
     this.#events.send(text);
   }
 
-  /** An event from the signalling WebSocket, for the backend. */
+  /** An event for the backend (the sideband's, a conference's). */
   sendEventToBackend(text: string): void {
     if (this.state !== "ended") this.#bridge.sendEvent(text);
   }
+  /** The client's own event (data channel, signalling WebSocket): through the conference, if any. */
+  sendClientEvent = (text: string): void => this.sendEventToBackend(this.tap?.clientEvent?.(text) ?? text);
 
   addListener(l: CallListener): void {
     this.#events.addListener(l);
@@ -295,6 +293,7 @@ export class Call {
       bridge: this.#bridge,
       droppedToClient: this.#events.dropped,
       conference: this.tap?.status() ?? null,
+      clientRepair: this.#audio.repair,
     });
   }
 }

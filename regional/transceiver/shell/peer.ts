@@ -10,6 +10,7 @@ import {
   usePCMU,
 } from "werift";
 import type { OfferInfo } from "../../../shared/sdp/offer.ts";
+import { redOffered } from "../core/red-offer.ts";
 
 /**
  * Audio codecs follow the offer's order (RFC 3264 §6.1 recommends the answer keep the offerer's
@@ -20,10 +21,31 @@ import type { OfferInfo } from "../../../shared/sdp/offer.ts";
 export function serverPeerConnection(
   offer?: Pick<OfferInfo, "audioCodecs" | "taggedVideo">,
 ): RTCPeerConnection {
-  const opus = (): RTCRtpCodecParameters => useOPUS({ parameters: "minptime=10;useinbandfec=1" });
   const names = offer?.audioCodecs.map((c) => c.name.toLowerCase()) ?? [];
   const pcmuFirst =
     names.includes("pcmu") && (!names.includes("opus") || names.indexOf("pcmu") < names.indexOf("opus"));
+  // RED (RFC 2198) of Opus when offered: listed first, so the answer puts red before opus, which
+  // is what makes Chromium send RED (libwebrtc takes red only when it precedes its codec). werift
+  // matches red's fmtp against its own payload types, so both take the offer's.
+  const red = offer ? redOffered(offer.audioCodecs) : undefined;
+  const opus = (): RTCRtpCodecParameters =>
+    useOPUS({
+      parameters: "minptime=10;useinbandfec=1",
+      ...(red ? { payloadType: red.opusPayloadType } : {}),
+    });
+  const audio = pcmuFirst ? [usePCMU(), opus()] : [opus(), usePCMU()];
+  if (red) {
+    const { payloadType, fmtp } = red;
+    audio.unshift(
+      new RTCRtpCodecParameters({
+        mimeType: "audio/red",
+        clockRate: 48000,
+        channels: 2,
+        payloadType,
+        parameters: fmtp,
+      }),
+    );
+  }
   const video = offer?.taggedVideo?.codec;
   const videoCodecs = video
     ? [
@@ -42,7 +64,7 @@ export function serverPeerConnection(
     // Full ICE restricted to the addresses learned from the client's checks (docs/werift.md).
     iceFilterCandidatePair: () => false,
     bundlePolicy: "max-bundle",
-    codecs: { audio: pcmuFirst ? [usePCMU(), opus()] : [opus(), usePCMU()], video: videoCodecs },
+    codecs: { audio, video: videoCodecs },
     headerExtensions: { audio: [], video: [] },
   });
 }

@@ -27,6 +27,7 @@ export interface StatusParts {
   bridge: BackendLink | undefined;
   droppedToClient: number;
   conference: Record<string, unknown> | null;
+  clientRepair: CallStatus["clientRepair"] | undefined;
 }
 
 export function callStatus(p: StatusParts): CallStatus {
@@ -59,5 +60,6 @@ export function callStatus(p: StatusParts): CallStatus {
     endReason: s.endReason ?? null,
     endedAt: s.endedAt > 0 ? new Date(s.endedAt).toISOString() : null,
     conference: p.conference,
+    clientRepair: p.clientRepair ?? null,
   };
 }

@@ -224,7 +224,7 @@ resource "kubernetes_stateful_set_v1" "transceiver" {
     template {
       metadata {
         labels      = local.labels.transceiver
-        annotations = { "global-relay/keys-sha256" = local.keys_sha256 }
+        annotations = merge({ "global-relay/keys-sha256" = local.keys_sha256 }, local.conference_annotations)
       }
       spec {
         termination_grace_period_seconds = local.pre_stop + var.drain_seconds + 15
@@ -255,6 +255,18 @@ resource "kubernetes_stateful_set_v1" "transceiver" {
               }
             }
           }
+          # Conferences advertised on the node's address (conference.address = "node").
+          dynamic "env" {
+            for_each = local.conference_host_ip
+            content {
+              name = "HOST_IP"
+              value_from {
+                field_ref {
+                  field_path = env.value
+                }
+              }
+            }
+          }
           dynamic "env" {
             for_each = merge(local.base_env, {
               TRANSCEIVER_UDP            = "0.0.0.0:${local.transceiver_ud}"
@@ -264,7 +276,7 @@ resource "kubernetes_stateful_set_v1" "transceiver" {
               TRANSCEIVER_CAPACITY       = tostring(var.sessions_per_pod)
               DRAIN_DEADLINE_MS          = tostring(var.drain_seconds * 1000)
               BACKEND_URL                = var.backend_url
-            })
+            }, local.conference_env)
             content {
               name  = env.key
               value = env.value
@@ -273,6 +285,15 @@ resource "kubernetes_stateful_set_v1" "transceiver" {
           env_from {
             secret_ref {
               name = kubernetes_secret_v1.keys.metadata[0].name
+            }
+          }
+          # GR_BACKBONE_KEYS, with conferences only (conference.tf).
+          dynamic "env_from" {
+            for_each = kubernetes_secret_v1.backbone_keys[*].metadata[0].name
+            content {
+              secret_ref {
+                name = env_from.value
+              }
             }
           }
           port {
@@ -284,6 +305,16 @@ resource "kubernetes_stateful_set_v1" "transceiver" {
             name           = "http"
             container_port = local.http_port
             protocol       = "TCP"
+          }
+          # The conference socket; on the node's address too with conference.address = "node".
+          dynamic "port" {
+            for_each = local.conference_ports
+            content {
+              name           = "conference"
+              container_port = port.value
+              host_port      = local.conference_node ? port.value : null
+              protocol       = "UDP"
+            }
           }
           readiness_probe {
             http_get {

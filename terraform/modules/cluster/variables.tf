@@ -110,3 +110,31 @@ variable "cluster_secret" {
   type        = string
   sensitive   = true
 }
+
+variable "conference" {
+  description = "Conference settings (modules/settings: port, max_participants, nack, address \"pod\" or \"node\"), or null: no conference socket, port or keyring."
+  type = object({
+    port             = number
+    max_participants = number
+    nack             = bool
+    address          = string
+  })
+  default = null
+}
+
+variable "conference_peer_cidrs" {
+  description = "The other clusters' backbone_cidrs: the only networks the conference port accepts frames from (besides this cluster's transceivers)."
+  type        = list(string)
+  default     = []
+  validation {
+    condition     = alltrue([for c in var.conference_peer_cidrs : can(cidrhost(c, 0)) && !endswith(c, "/0")])
+    error_message = "Cluster ${var.cluster_name}: conference_peer_cidrs must be CIDRs narrower than /0 (the conference port is never open to the world); got ${join(", ", var.conference_peer_cidrs)}."
+  }
+}
+
+variable "backbone_keys" {
+  description = "GR_BACKBONE_KEYS (required when conference is set)."
+  type        = string
+  default     = null
+  sensitive   = true
+}

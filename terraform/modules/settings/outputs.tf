@@ -31,6 +31,11 @@ output "images" {
   value       = var.images
 }
 
+output "conference" {
+  description = "var.conference with its defaults, or null (no conferences)."
+  value       = var.conference
+}
+
 output "hint_keys" {
   description = "var.hint_keys (validated)."
   value       = var.hint_keys
@@ -52,5 +57,11 @@ output "cluster_secret" {
 output "edge_secrets" {
   description = "var.edge_secrets (validated)."
   value       = var.edge_secrets
+  sensitive   = true
+}
+
+output "backbone_keys" {
+  description = "var.backbone_keys (validated), or null."
+  value       = var.backbone_keys
   sensitive   = true
 }

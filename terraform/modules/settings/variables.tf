@@ -117,7 +117,49 @@ variable "images" {
   }
 }
 
-# ---- Secrets: sensitive, no defaults, only from the environment (TF_VAR_...) or a secret store.
+variable "conference" {
+  description = <<-EOT
+    Conferences (several participants in one call, docs/operations/conferences.md), or null for
+    none: the transceivers then get no conference socket and the participant routes answer 503
+    conference_unavailable. Set, every cluster stack gives its transceivers a UDP conference port
+    open only to the other clusters' backbone_cidrs (and this cluster's transceivers), and needs
+    backbone_keys (TF_VAR_backbone_keys).
+      port             UDP port of the conference socket (TRANSCEIVER_CONFERENCE_PORT), 1024-65535,
+                       not the transceiver's backbone port 3479
+      max_participants participants per call, the owner's client included (CONFERENCE_MAX_PARTICIPANTS), 2-64
+      nack             per-hop repair by NACK (CONFERENCE_NACK); false only to measure without it
+      address          what a transceiver advertises (TRANSCEIVER_CONFERENCE_ADDR): "pod", its pod
+                       IP (pod networks routed between clusters), or "node", its node's IP with the
+                       port as a hostPort (one transceiver per node); that address must be inside
+                       its cluster's backbone_cidrs, or hubs refuse the leg's hello (bad_address)
+  EOT
+  type = object({
+    port             = optional(number, 3480)
+    max_participants = optional(number, 8)
+    nack             = optional(bool, true)
+    address          = optional(string, "pod")
+  })
+  default = null
+  validation {
+    condition     = var.conference == null || try(var.conference.port == floor(var.conference.port) && var.conference.port >= 1024 && var.conference.port <= 65535 && var.conference.port != 3479, false)
+    error_message = "conference.port must be a whole UDP port from 1024 to 65535 (the transceiver runs without privileges) other than 3479 (its backbone port); got ${try(var.conference.port, "null")}."
+  }
+  validation {
+    condition     = var.conference == null || try(var.conference.max_participants == floor(var.conference.max_participants) && var.conference.max_participants >= 2 && var.conference.max_participants <= 64, false)
+    error_message = "conference.max_participants must be a whole number from 2 to 64 (the owner's client included); got ${try(var.conference.max_participants, "null")}."
+  }
+  validation {
+    condition     = var.conference == null || try(contains(["pod", "node"], var.conference.address), false)
+    error_message = "conference.address must be \"pod\" (advertise the pod IP) or \"node\" (the node IP, with a hostPort); got ${try(var.conference.address, "null")}."
+  }
+  validation {
+    condition     = var.conference == null || var.backbone_keys != null
+    error_message = "conference needs the backbone keyring: set TF_VAR_backbone_keys (GR_BACKBONE_KEYS, the same on every cluster), or leave conference null."
+  }
+}
+
+# ---- Secrets: sensitive, no defaults (but backbone_keys: null, needed only with conference), only
+# from the environment (TF_VAR_...) or a secret store.
 
 variable "hint_keys" {
   description = "GR_HINT_KEYS: routing-hint keyring \"id:base64,id:base64\" (ids 0-15, first is active, each secret at least 32 bytes). Set TF_VAR_hint_keys; never in a file."
@@ -153,6 +195,21 @@ variable "cluster_secret" {
   }
 }
 
+variable "backbone_keys" {
+  description = "GR_BACKBONE_KEYS: conference-frame MAC keyring \"id:base64,id:base64\" (ids 0-15, first is active, each secret at least 32 bytes), the same on every cluster; null when conference is null. Rotation: docs/operations/conferences.md. Set TF_VAR_backbone_keys; never in a file."
+  type        = string
+  default     = null
+  sensitive   = true
+  validation {
+    condition     = var.backbone_keys == null || (can(regex("^[0-9]{1,2}:[A-Za-z0-9+/_-]{43,}={0,2}(,[0-9]{1,2}:[A-Za-z0-9+/_-]{43,}={0,2})*$", var.backbone_keys)) && alltrue([for e in split(",", coalesce(var.backbone_keys, "0:")) : try(tonumber(split(":", e)[0]) <= 15, false)]))
+    error_message = "backbone_keys must be \"id:base64,id:base64\" with ids 0-15 and secrets of at least 32 bytes (44 base64 characters)."
+  }
+  validation {
+    condition     = var.backbone_keys == null || length(distinct([for e in split(",", coalesce(var.backbone_keys, "0:")) : split(":", e)[0]])) == length(split(",", coalesce(var.backbone_keys, "0:")))
+    error_message = "backbone_keys lists a key id more than once."
+  }
+}
+
 variable "edge_secrets" {
   description = "Further Worker secrets by binding name: API_KEY_HASHES, CLIENT_SECRET_KEY, METRICS_TOKEN (see edge/env.ts). Set TF_VAR_edge_secrets='{}' when there are none; never in a file."
   type        = map(string)
@@ -165,15 +222,16 @@ variable "edge_secrets" {
 
 variable "as_written" {
   description = <<-EOT
-    anycast, edge and images exactly as the operator wrote them (type any: not converted).
+    anycast, edge, images and conference exactly as the operator wrote them (type any: not converted).
     Converting a value to the object types above silently drops an attribute the type does not
     declare, so a misspelt optional attribute (`custom_domian`) would quietly take its default.
     When this is set, such an attribute is an error. The root passes the raw variables.
   EOT
   type = object({
-    anycast = any
-    edge    = any
-    images  = any
+    anycast    = any
+    edge       = any
+    images     = any
+    conference = optional(any)
   })
   default = null
   validation {
@@ -182,12 +240,14 @@ variable "as_written" {
       try([for a in keys(var.as_written.edge) : a if !contains(keys(var.edge), a)], []),
       try([for a in keys(var.as_written.edge.rate_limit) : a if !contains(keys(var.edge.rate_limit), a)], []),
       try([for a in keys(var.as_written.images) : a if !contains(keys(var.images), a)], []),
+      try([for a in keys(var.as_written.conference) : a if !contains(keys(var.conference), a)], []),
     )) == 0
-    error_message = "anycast, edge and images may only set the attributes their types declare (Terraform would drop any other silently, so a misspelt optional attribute would take its default); unknown: ${join(", ", concat(
+    error_message = "anycast, edge, images and conference may only set the attributes their types declare (Terraform would drop any other silently, so a misspelt optional attribute would take its default); unknown: ${join(", ", concat(
       try([for a in keys(var.as_written.anycast) : "anycast.${a} (expected one of ${join(", ", keys(var.anycast))})" if !contains(keys(var.anycast), a)], []),
       try([for a in keys(var.as_written.edge) : "edge.${a} (expected one of ${join(", ", keys(var.edge))})" if !contains(keys(var.edge), a)], []),
       try([for a in keys(var.as_written.edge.rate_limit) : "edge.rate_limit.${a} (expected one of ${join(", ", keys(var.edge.rate_limit))})" if !contains(keys(var.edge.rate_limit), a)], []),
       try([for a in keys(var.as_written.images) : "images.${a} (expected one of ${join(", ", keys(var.images))})" if !contains(keys(var.images), a)], []),
+      try([for a in keys(var.as_written.conference) : "conference.${a} (expected one of ${join(", ", keys(var.conference))})" if !contains(keys(var.conference), a)], []),
     ))}."
   }
 }

@@ -2,7 +2,15 @@
 // candidate on loopback and never queries a STUN server.
 
 import type { RTCDataChannel, RTCRtpTransceiver } from "werift";
-import { MediaStreamTrack, RTCPeerConnection, RtpHeader, RtpPacket, useOPUS, usePCMU } from "werift";
+import {
+  MediaStreamTrack,
+  RTCPeerConnection,
+  RTCRtpCodecParameters,
+  RtpHeader,
+  RtpPacket,
+  useOPUS,
+  usePCMU,
+} from "werift";
 import { disableStunFallback, restartIceChecks } from "../../../regional/transceiver/shell/werift-glue.ts";
 
 export interface ClientOptions {
@@ -10,6 +18,11 @@ export interface ClientOptions {
   dataChannel?: boolean;
   /** Adds "useinbandfec=1" to Opus. */
   fec?: boolean;
+  /** Offers red/48000/2 (RFC 2198) of Opus first, as Chromium can; werift sends it with `redDistance`. */
+  red?: boolean;
+  redDistance?: number;
+  /** Offers a=rtcp-fb:<opus> nack. */
+  nack?: boolean;
 }
 
 export interface TestClient {
@@ -30,8 +43,15 @@ export interface TestClient {
 export function createTestClient(o: ClientOptions = {}): TestClient {
   const codecs = o.codecs ?? "both";
   const audio = [];
+  // werift numbers red 63 with fmtp "<next>/<next>": the Opus right after it.
+  if (o.red) audio.push(new RTCRtpCodecParameters({ mimeType: "audio/red", clockRate: 48000, channels: 2 }));
   if (codecs !== "pcmu")
-    audio.push(useOPUS(o.fec ? { parameters: "minptime=10;useinbandfec=1" } : { parameters: "minptime=10" }));
+    audio.push(
+      useOPUS({
+        parameters: o.fec ? "minptime=10;useinbandfec=1" : "minptime=10",
+        ...(o.nack ? { rtcpFeedback: [{ type: "nack" }] } : {}),
+      }),
+    );
   if (codecs !== "opus") audio.push(usePCMU());
   const pc = new RTCPeerConnection({
     iceServers: [],
@@ -44,6 +64,7 @@ export function createTestClient(o: ClientOptions = {}): TestClient {
   });
   const track = new MediaStreamTrack({ kind: "audio" });
   const transceiver = pc.addTransceiver(track, { direction: "sendrecv" });
+  if (o.redDistance !== undefined) transceiver.sender.redDistance = o.redDistance;
   const received: RtpPacket[] = [];
   const messages: string[] = [];
   transceiver.onTrack.subscribe((t) => {

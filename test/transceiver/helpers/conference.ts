@@ -2,12 +2,21 @@
 // leg created the way the edge does (admit at the hub, POST /v1/legs at the leg's transceiver),
 // and real Opus tones through werift clients with what each one heard measured by Goertzel.
 import { randomBytes } from "node:crypto";
+import { createSocket, type Socket } from "node:dgram";
+import { nodeMac } from "../../../regional/common/hmac.ts";
 import { AudioCodec } from "../../../regional/transceiver/backend-protocol.ts";
 import { type ConferenceConfig, conferenceWithDefaults } from "../../../regional/transceiver/config.ts";
 import { MixCodecs } from "../../../regional/transceiver/shell/opus-codecs.ts";
+import {
+  encodeConferenceFrame,
+  newConferenceHeader,
+  parseConferenceIdHex,
+} from "../../../shared/conference/frame.ts";
+import { KEEPALIVE_TIMING_BYTES } from "../../../shared/conference/keepalive.ts";
+import { encodeHello } from "../../../shared/conference/payloads.ts";
 import type { Keyring } from "../../../shared/keys.ts";
 import { goertzel, toneFrame } from "../../support/tone.ts";
-import { createTestClient, type TestClient } from "./client.ts";
+import { type ClientOptions, createTestClient, type TestClient } from "./client.ts";
 import { type Harness, sleep, startHarness } from "./harness.ts";
 
 export function backboneKeys(): Keyring {
@@ -40,11 +49,12 @@ export async function join(
   hub: Harness,
   leg: Harness,
   callId: string,
+  options: ClientOptions = {},
 ): Promise<{ client: TestClient; legId: string; admission: Admission }> {
   const a = await admit(hub, callId);
   if (a.status !== 201) throw new Error(`admit: ${a.status} ${await a.text()}`);
   const admission = (await a.json()) as Admission;
-  const client = createTestClient({ codecs: "opus" });
+  const client = createTestClient({ codecs: "opus", ...options });
   const offer = await client.createOffer();
   const res = await leg.call("POST", "/v1/legs", {
     sdp: offer,
@@ -98,3 +108,91 @@ export function heard(c: TestClient, freqs: number[], from = c.received.length -
 /** The JSON events a client got on oai-events, of one type. */
 export const eventsOf = (c: TestClient, type: string): Record<string, unknown>[] =>
   c.messages.map((m) => JSON.parse(m) as Record<string, unknown>).filter((e) => e.type === type);
+
+/**
+ * A UDP hop between a leg and its hub, both ways (the leg advertises its `port`, since the hub
+ * takes a participant's frames only from the address its hello names): the leg's datagrams go to
+ * the hub unless `drop` says otherwise, the hub's back to the leg. Call `to(hub)` once known.
+ */
+export async function lossyForwarder(drop: (msg: Buffer) => boolean) {
+  const s: Socket = createSocket("udp4");
+  await new Promise<void>((r) => s.bind(0, "127.0.0.1", () => r()));
+  let dropped = 0;
+  let hub: { host: string; port: number } | undefined;
+  let leg: number | undefined;
+  s.on("message", (msg, from) => {
+    if (hub === undefined) return;
+    if (from.port === hub.port) {
+      if (leg !== undefined) s.send(msg, leg, "127.0.0.1");
+      return;
+    }
+    leg = from.port;
+    if (drop(msg)) dropped++;
+    else s.send(msg, hub.port, hub.host);
+  });
+  return {
+    port: s.address().port,
+    advertise: { host: "127.0.0.1", port: s.address().port, ipv6: false },
+    dropped: () => dropped,
+    to: (h: { host: string; port: number }) => {
+      hub = h;
+    },
+    close: () => new Promise<void>((r) => s.close(() => r())),
+  };
+}
+
+/** A HubCall that records what the hub says: announcements and events for the backend. */
+export function fakeHubCall() {
+  const said: string[] = [];
+  return {
+    said,
+    call: {
+      callId: "rtc_test",
+      media: { codec: AudioCodec.opus, opusFec: false },
+      sendToBackend: () => {},
+      playToClient: () => {},
+      sendEventToBackend: (text: string) => said.push(`event ${text}`),
+      announce: (type: "joined" | "left", id: string, slot: number, reason?: string) =>
+        said.push(`${type} ${id} ${slot} ${reason ?? ""}`.trim()),
+    },
+  };
+}
+
+/** A MAC-valid conference frame of `a`'s conference (source its slot unless said). */
+export function conferenceFrame(
+  keys: Keyring,
+  a: { conferenceId: string; slot: number },
+  o: { kind: number; counter: number; source?: number; dest?: number },
+  payload: Uint8Array = new Uint8Array(KEEPALIVE_TIMING_BYTES),
+): Uint8Array {
+  const h = newConferenceHeader();
+  parseConferenceIdHex(a.conferenceId, h);
+  h.kind = o.kind;
+  h.keyId = keys.active.id;
+  h.sourceSlot = o.source ?? a.slot;
+  h.destinationSlot = o.dest ?? 0;
+  h.counter = o.counter;
+  const buf = new Uint8Array(2000);
+  const end = encodeConferenceFrame(buf, 0, h, payload, nodeMac(keys));
+  if (end < 0) throw new Error("conferenceFrame: encode");
+  return buf.subarray(0, end);
+}
+
+/** A hello payload for `a`'s participant from a leaf at 127.0.0.1:`port`. */
+export function helloPayload(
+  a: { participantId: string },
+  o: { port: number; legId: string; clusterId?: number; transceiverId?: number },
+): Uint8Array {
+  const buf = new Uint8Array(100);
+  const n = encodeHello(buf, 0, {
+    participantId: a.participantId,
+    clusterId: o.clusterId ?? 2,
+    transceiverId: o.transceiverId ?? 3,
+    ipv6: false,
+    port: o.port,
+    ip: Uint8Array.of(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 127, 0, 0, 1),
+    legId: o.legId,
+  });
+  if (n < 0) throw new Error("helloPayload: encode");
+  return buf.subarray(0, n);
+}

@@ -6,9 +6,10 @@ import { type EchoAgent, startEchoAgent } from "../../../regional/echo-agent/age
 import { inProcessEchoBackend } from "../../../regional/echo-agent/in-process.ts";
 import { configWithDefaults, type TransceiverConfig } from "../../../regional/transceiver/config.ts";
 import type { MembershipStore } from "../../../regional/transceiver/membership.ts";
+import type { CallStatus } from "../../../regional/transceiver/shell/call.ts";
 import { startTransceiver, type Transceiver } from "../../../regional/transceiver/transceiver.ts";
 
-export type { CallStatus } from "../../../regional/transceiver/shell/call.ts";
+export type { CallStatus };
 
 import type { Keyring } from "../../../shared/keys.ts";
 import { type SignedCaller, signedCaller } from "../../support/signed-call.ts";
@@ -33,6 +34,13 @@ export interface Harness extends SignedCaller {
 }
 
 export const quietLog = createLogger({ svc: "test" }, "error");
+
+/** GET /v1/calls/{callId} on the harness: the call's status (throws unless 200). */
+export async function callStatus(h: SignedCaller, callId: string): Promise<CallStatus> {
+  const r = await h.call("GET", `/v1/calls/${callId}`);
+  if (r.status !== 200) throw new Error(`GET /v1/calls/${callId}: ${r.status} ${await r.text()}`);
+  return (await r.json()) as CallStatus;
+}
 
 export async function startHarness(
   over: Partial<TransceiverConfig> & { clusterSecret?: Uint8Array } = {},

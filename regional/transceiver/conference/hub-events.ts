@@ -1,0 +1,83 @@
+// Events across the cascade on the hub (docs/transceiver.md "Conferences"): a backend event goes
+// to every leaf (kind 6, one stream per leaf link); a joiner's event arrives in order (its
+// link's EventInbox, gaps repaired by NACK) and goes to the backend tagged with participant_id
+// and slot; one that sets the instructions or tools (events.ts joinerMayNotSend) is refused and
+// the joiner told. An event over EVENT_MAX_BYTES is not carried: counted, and its sender (here
+// the backend) gets a Realtime `error` event_too_large. Events given up are told to that joiner.
+import { decodeEventText, eventSeq } from "../../../shared/conference/event.ts";
+import {
+  eventNotAllowedError,
+  eventsLostEvent,
+  eventTooLargeError,
+  oversize,
+  readJoinerEvent,
+} from "./events.ts";
+import type { HubCall, HubRoutes, Joiner } from "./hub-routes.ts";
+import type { ConferenceMetrics } from "./metrics.ts";
+
+export class HubEvents {
+  readonly #call: HubCall;
+  readonly #m: ConferenceMetrics;
+  readonly #routes: HubRoutes;
+
+  constructor(call: HubCall, m: ConferenceMetrics, routes: HubRoutes) {
+    this.#call = call;
+    this.#m = m;
+    this.#routes = routes;
+  }
+
+  /** A backend event: to every connected leaf. */
+  fromBackend(text: string, now: number): void {
+    const live = this.#routes.live;
+    if (live.length === 0) return;
+    const bytes = oversize(text);
+    if (bytes > 0) {
+      this.#m.drops.event_too_large.inc();
+      this.#call.sendEventToBackend(eventTooLargeError(text, bytes));
+      return;
+    }
+    for (let i = 0; i < live.length; i++) {
+      const j = live[i]!;
+      if (j.link.event(0, j.slot, text, now)) this.#m.events.out.inc();
+    }
+  }
+
+  /** A joiner's event frame (payload at buf[20..20+len]). */
+  fromLeaf(j: Joiner, buf: Buffer, len: number, now: number): void {
+    const text = decodeEventText(buf, 20, len);
+    if (text === undefined) {
+      this.#m.drops.bad_event.inc();
+      return;
+    }
+    const seq = eventSeq(buf, 20);
+    if (!j.link.onEvent(j.slot, seq, now)) return;
+    this.lost(j, j.link.events.push(seq, text, now, j.deliver), now);
+  }
+
+  /**
+   * A joiner's event, in order: to the backend, tagged. One a joiner may not send (the session's:
+   * events.ts joinerMayNotSend) is not carried; the joiner gets an error. Enforced here, on the
+   * backend's side of the cascade, whatever the leg let through.
+   */
+  deliver(j: Joiner, text: string): void {
+    const tagged = readJoinerEvent(text, j.id, j.slot);
+    if (tagged === undefined) {
+      this.#m.drops.bad_event.inc();
+      return;
+    }
+    if (typeof tagged !== "string") {
+      this.#m.drops.event_not_allowed.inc();
+      j.link.event(0, j.slot, eventNotAllowedError(tagged.refused), performance.now());
+      return;
+    }
+    this.#m.events.in.inc();
+    this.#call.sendEventToBackend(tagged);
+  }
+
+  /** Events of j's given up: j's client is told, over the hub-to-leaf event stream. */
+  lost(j: Joiner, lost: number, now: number): void {
+    if (lost === 0) return;
+    this.#m.eventsLost.inc(lost);
+    j.link.event(0, j.slot, eventsLostEvent("to_backend", lost), now);
+  }
+}
