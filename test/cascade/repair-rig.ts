@@ -1,16 +1,16 @@
 // The repair measurement's rig (test/cascade/repair.test.ts, bench/cascade/run.ts): two embedded
 // transceivers, the hub (cluster 1, the owner's werift client) and a leaf (cluster 2, the
 // joiner's werift client, joined the way the edge does it), and a lossy hop between their
-// conference sockets (lossy-hop.ts: the link emulator, one front per direction, each transceiver
-// advertising its front as TRANSCEIVER_CONFERENCE_ADDR), so every conference frame crosses a
-// seeded loss and delay model. Two views of the joiner's stream: the emulator's tap (what came
+// conference sockets (lossy-hop.ts: the link emulator in front of the hub; the hub advertises the
+// front, the leaf the emulator's socket for it, as TRANSCEIVER_CONFERENCE_ADDR), so every
+// conference frame crosses a seeded loss and delay model both ways. Two views of the joiner's stream: the emulator's tap (what came
 // out of the link, and when) and the hub's own repair counters (GET /v1/calls/{id}/participants).
 import { conferenceWithDefaults } from "../../regional/transceiver/config.ts";
 import { freeUdpPort } from "../support/ports.ts";
 import type { TestClient } from "../transceiver/helpers/client.ts";
 import { type Admission, backboneKeys, eventsOf, join, sendTone } from "../transceiver/helpers/conference.ts";
 import { type Harness, startHarness, until } from "../transceiver/helpers/harness.ts";
-import { type HopSpec, hopFronts, type LossyHop, startLossyHop, TO_HUB, TO_LEAF } from "./lossy-hop.ts";
+import { HOP_ROUTE, type HopSpec, hopFront, LEAF_VIA, type LossyHop, startLossyHop } from "./lossy-hop.ts";
 import type { RepairFigures } from "./repair-meter.ts";
 
 export type { HopSpec } from "./lossy-hop.ts";
@@ -49,25 +49,25 @@ export async function startRepairRig(spec: HopSpec, nack: boolean): Promise<Repa
     for (const c of cleanups.splice(0).reverse()) await Promise.resolve(c()).catch(() => {});
   };
   try {
-    // Bound ports chosen here: a conference socket's `address` is the advertised one (the front).
-    const [hubPort, leafPort] = [await freeUdpPort(), await freeUdpPort()];
-    const { hubFront, leafFront } = await hopFronts();
-    const at = (port: number) => ({ host: "127.0.0.1", port, ipv6: false });
-    const conference = (bind: number, front: number) =>
-      conferenceWithDefaults(keys, { bind: at(bind), advertise: at(front), nack });
+    // Bound ports chosen here: a conference socket's `address` is the advertised one. The hub
+    // advertises the emulator's front; the leaf, the emulator's socket for it (lossy-hop.ts).
+    const [hubPort, leafPort, hubFront] = [await freeUdpPort(), await freeUdpPort(), await hopFront()];
+    const at = (port: number, host = "127.0.0.1") => ({ host, port, ipv6: false });
+    const conference = (bind: number, advertise: { host: string; port: number; ipv6: boolean }) =>
+      conferenceWithDefaults(keys, { bind: at(bind), advertise, nack });
     const hub = await startHarness({
       clusterId: 1,
       transceiverId: 1,
-      conference: conference(hubPort, hubFront),
+      conference: conference(hubPort, at(hubFront)),
     });
     cleanups.push(() => hub.close());
     const leaf = await startHarness({
       clusterId: 2,
       transceiverId: 1,
-      conference: conference(leafPort, leafFront),
+      conference: conference(leafPort, at(leafPort, LEAF_VIA)),
     });
     cleanups.push(() => leaf.close());
-    const hop = await startLossyHop(spec, { hub: hubPort, leaf: leafPort, hubFront, leafFront });
+    const hop = await startLossyHop(spec, { hub: hubPort, hubFront });
     cleanups.push(() => hop.close());
 
     const { client: owner, callId } = await hub.connectClient({ codecs: "opus" });
@@ -84,8 +84,8 @@ export async function startRepairRig(spec: HopSpec, nack: boolean): Promise<Repa
       callId,
       admission,
       sendFromJoiner: (n) => sendTone(joiner, 880, n, 1),
-      toHub: () => hop.meter.figures(TO_HUB, "up", spec.delayMs),
-      toLeaf: () => hop.meter.figures(TO_LEAF, "up", spec.delayMs),
+      toHub: () => hop.meter.figures(HOP_ROUTE, "up", spec.delayMs),
+      toLeaf: () => hop.meter.figures(HOP_ROUTE, "down", spec.delayMs),
       async hubRepair() {
         const r = await hub.call("GET", `/v1/calls/${callId}/participants`);
         const l = (await r.json()) as {
