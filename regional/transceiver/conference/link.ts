@@ -4,9 +4,18 @@
 // per source stream they send us (a NACK at once on the packet that reveals a gap, retries on
 // the tick). Liveness: when we last heard from them. The round trip (keepalive timing echo)
 // paces the NACK retries. Events (kind 6) are a stream of their own each way: own seqs, own
-// history, NACKed with EVENT_STREAM_FLAG, delivered in order (EventInbox).
+// history, NACKed with EVENT_STREAM_FLAG, delivered in order (EventInbox). A large event goes
+// out as consecutive fragments (one seq each): repair works per fragment.
 
-import { EVENT_MAX_BYTES, EVENT_SEQ_BYTES, encodeEvent } from "../../../shared/conference/event.ts";
+import {
+  EVENT_CONTINUATION,
+  EVENT_FRAGMENT_BYTES,
+  EVENT_HEADER_BYTES,
+  EVENT_MAX_BYTES,
+  EVENT_MORE,
+  encodeEventFragment,
+  eventUtf8,
+} from "../../../shared/conference/event.ts";
 import { EventInbox } from "../../../shared/conference/event-inbox.ts";
 import {
   CONFERENCE_HEADER_BYTES,
@@ -37,8 +46,12 @@ import type { ConferenceSocket } from "./socket.ts";
 const HISTORY_FRAME_BYTES = 512;
 /** Source streams tracked per link (a conference has at most 64 participants and the backend, and an event stream). */
 const MAX_TRACKED_SOURCES = 67;
-/** Events kept for repair per link (events are rare next to media: a few per second at most). */
-const EVENT_HISTORY = 64;
+/**
+ * Event fragments kept for repair per link: a byte budget of 128 x 1,103 bytes (141 KB, made at
+ * the first event), two of the largest events or 128 small ones (events are rare next to media).
+ */
+const EVENT_HISTORY = 128;
+const EVENT_PAYLOAD_BYTES = EVENT_HEADER_BYTES + EVENT_FRAGMENT_BYTES;
 
 type Tracked = { g: GapTracker; counted: number; events: boolean };
 
@@ -58,7 +71,7 @@ export class ConferenceLink {
   // Events: created at the first one (most links never carry any).
   #eventHistory: SendHistory | undefined;
   #eventSeq = 0;
-  readonly events = new EventInbox();
+  readonly events: EventInbox;
   /** Where frames go: the address in the leaf's hello (hub side) or the hub's (leaf side). */
   to: HostPort | undefined;
   lastHeardAt: number;
@@ -85,6 +98,8 @@ export class ConferenceLink {
     h.conferenceLo = conf.lo;
     h.sourceSlot = self;
     this.lastHeardAt = now;
+    const drops = sock.metrics.drops;
+    this.events = new EventInbox((reason) => drops[reason].inc());
   }
 
   #send(kind: number, source: number, dest: number, buf: Buffer, now: number): void {
@@ -163,7 +178,7 @@ export class ConferenceLink {
     for (let s = 0; s < k; s++) {
       const i = hist.retransmit(stream, seqs[s]!);
       if (i < 0) continue;
-      const out = this.#sock.frameBuffer(EVENT_SEQ_BYTES + EVENT_MAX_BYTES);
+      const out = this.#sock.frameBuffer(EVENT_PAYLOAD_BYTES);
       const plen = hist.copyPayload(i, out, CONFERENCE_HEADER_BYTES);
       if (plen < 0) continue;
       this.#h.payloadLength = plen;
@@ -206,18 +221,27 @@ export class ConferenceLink {
     return v;
   }
 
-  /** An event of `source` for them; false when it is over EVENT_MAX_BYTES (not sent) or has nowhere to go. */
-  event(source: number, dest: number, text: string, now: number): boolean {
+  /**
+   * An event of `source` for them (its text, or its UTF-8), in fragments of consecutive seqs;
+   * false when it is empty or over EVENT_MAX_BYTES (not sent) or has nowhere to go.
+   */
+  event(source: number, dest: number, ev: string | Uint8Array, now: number): boolean {
     if (this.to === undefined) return false;
-    const buf = this.#sock.frameBuffer(EVENT_SEQ_BYTES + EVENT_MAX_BYTES);
-    const seq = this.#eventSeq;
-    const len = encodeEvent(buf, CONFERENCE_HEADER_BYTES, seq, text);
-    if (len < 0) return false;
-    this.#eventSeq = (seq + 1) & 0xffff;
-    this.#eventHistory ??= new SendHistory(EVENT_HISTORY, EVENT_SEQ_BYTES + EVENT_MAX_BYTES);
-    this.#eventHistory.record(EVENT_STREAM_FLAG | source, dest, seq, buf, CONFERENCE_HEADER_BYTES, len);
-    this.#h.payloadLength = len;
-    this.#send(ConferenceKind.event, source, dest, buf, now);
+    const bytes = typeof ev === "string" ? eventUtf8(ev) : ev;
+    const n = bytes.length;
+    if (n === 0 || n > EVENT_MAX_BYTES) return false;
+    this.#eventHistory ??= new SendHistory(EVENT_HISTORY, EVENT_PAYLOAD_BYTES);
+    for (let from = 0; from < n; from += EVENT_FRAGMENT_BYTES) {
+      const to = Math.min(n, from + EVENT_FRAGMENT_BYTES);
+      const flags = (from > 0 ? EVENT_CONTINUATION : 0) | (to < n ? EVENT_MORE : 0);
+      const buf = this.#sock.frameBuffer(EVENT_PAYLOAD_BYTES);
+      const seq = this.#eventSeq;
+      const len = encodeEventFragment(buf, CONFERENCE_HEADER_BYTES, seq, flags, bytes, from, to);
+      this.#eventSeq = (seq + 1) & 0xffff;
+      this.#eventHistory.record(EVENT_STREAM_FLAG | source, dest, seq, buf, CONFERENCE_HEADER_BYTES, len);
+      this.#h.payloadLength = len;
+      this.#send(ConferenceKind.event, source, dest, buf, now);
+    }
     return true;
   }
 
