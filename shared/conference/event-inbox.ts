@@ -19,8 +19,12 @@ import {
 } from "./event.ts";
 import { NACK_GIVE_UP_MS } from "./gap-tracker.ts";
 
-/** Fragments held behind a gap per stream (two of the largest events; a power of 2). */
-export const EVENT_HOLD = 128;
+/**
+ * Fragments held behind a gap per stream (a power of 2): the gap tracker's 256-seq window and the
+ * sender's history of 256 fragments, four of the largest events. Held as copies, only while a
+ * gap is open: at most 282 KB, and one EVENT_MAX_BYTES buffer for reassembly.
+ */
+export const EVENT_HOLD = 256;
 
 export type EventDrop = "event_fragment" | "event_too_large" | "bad_event";
 type Deliver = (text: string) => void;

@@ -47,10 +47,13 @@ const HISTORY_FRAME_BYTES = 512;
 /** Source streams tracked per link (a conference has at most 64 participants and the backend, and an event stream). */
 const MAX_TRACKED_SOURCES = 67;
 /**
- * Event fragments kept for repair per link: a byte budget of 128 x 1,103 bytes (141 KB, made at
- * the first event), two of the largest events or 128 small ones (events are rare next to media).
+ * Event fragments kept for repair per link: a byte budget of 256 x 1,103 bytes (282 KB, made at
+ * the first event): a burst of four of the largest events, or of the dozen 20 KB events one long
+ * conversation item or response makes, stays repairable for as long as the receiver can hold
+ * fragments behind a gap (EVENT_HOLD, the gap tracker's 256-seq window). Small events take one
+ * fragment each, so that is also the last 256 of them.
  */
-const EVENT_HISTORY = 128;
+const EVENT_HISTORY = 256;
 const EVENT_PAYLOAD_BYTES = EVENT_HEADER_BYTES + EVENT_FRAGMENT_BYTES;
 
 type Tracked = { g: GapTracker; counted: number; events: boolean };
