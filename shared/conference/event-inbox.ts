@@ -10,13 +10,7 @@
 // continuation without its first fragment (or a first fragment cutting an unfinished event) is
 // garbage (`event_fragment`), a whole event that is not UTF-8 is `bad_event`: each counted by
 // `drop`, none disturbing the next event. Pure: time comes in as `now` (ms).
-import {
-  EVENT_CONTINUATION,
-  EVENT_HEADER_BYTES,
-  EVENT_MAX_BYTES,
-  EVENT_MORE,
-  eventText,
-} from "./event.ts";
+import { EVENT_CONTINUATION, EVENT_HEADER_BYTES, EVENT_MAX_BYTES, EVENT_MORE, eventText } from "./event.ts";
 import { NACK_GIVE_UP_MS } from "./gap-tracker.ts";
 
 /**

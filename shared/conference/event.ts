@@ -24,7 +24,9 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
 
 /** The decoder's shape check of an event payload (its length, no unknown flag). */
 export const checkEvent = (buf: Uint8Array, off: number, len: number): boolean =>
-  len > EVENT_HEADER_BYTES && len <= EVENT_HEADER_BYTES + EVENT_FRAGMENT_BYTES && (buf[off + 2]! & ~FLAGS_KNOWN) === 0;
+  len > EVENT_HEADER_BYTES &&
+  len <= EVENT_HEADER_BYTES + EVENT_FRAGMENT_BYTES &&
+  (buf[off + 2]! & ~FLAGS_KNOWN) === 0;
 
 /** The fragments an event of `bytes` UTF-8 bytes takes. */
 export const eventFragments = (bytes: number): number => Math.ceil(bytes / EVENT_FRAGMENT_BYTES);

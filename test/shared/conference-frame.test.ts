@@ -122,7 +122,15 @@ function build(name: string): Uint8Array {
       // The middle fragment of a longer event (flags 3: a continuation, more follow).
       h = header(ConferenceKind.event, 0, 2, 12);
       const bytes = new TextEncoder().encode('ript":"Gr');
-      h.payloadLength = encodeEventFragment(buf, p, 4, EVENT_CONTINUATION | EVENT_MORE, bytes, 0, bytes.length);
+      h.payloadLength = encodeEventFragment(
+        buf,
+        p,
+        4,
+        EVENT_CONTINUATION | EVENT_MORE,
+        bytes,
+        0,
+        bytes.length,
+      );
     } else if (name === "eventNack") {
       h = header(ConferenceKind.nack, 2, 0, 11);
       const e = newNackEntries();

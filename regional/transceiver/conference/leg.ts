@@ -217,7 +217,8 @@ export class LegUplink implements BackendLink, ConferenceEndpoint, CallTap {
   /** The hub's event (the backend's, or a notice): to the client, in order. */
   #event(buf: Buffer, len: number, now: number): void {
     const seq = eventSeq(buf, 20);
-    if (this.#link.onEvent(0, seq, now)) this.#lost(this.#link.events.push(seq, buf, 20, len, now, this.#deliver));
+    if (this.#link.onEvent(0, seq, now))
+      this.#lost(this.#link.events.push(seq, buf, 20, len, now, this.#deliver));
   }
 
   #lost(n: number): void {
