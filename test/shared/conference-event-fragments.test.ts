@@ -15,6 +15,7 @@ import {
   eventUtf8,
 } from "../../shared/conference/event.ts";
 import { type EventDrop, EventInbox } from "../../shared/conference/event-inbox.ts";
+import { EVENT_PAYLOAD_BYTES, EventOutbox } from "../../shared/conference/event-outbox.ts";
 import { NACK_GIVE_UP_MS } from "../../shared/conference/gap-tracker.ts";
 
 type Frag = { seq: number; payload: Uint8Array };
@@ -70,6 +71,26 @@ describe("event fragments", () => {
     expect(out).toEqual([big, '{"type":"pong"}']);
     expect(drops).toEqual([]);
     expect(ib.delivered).toBe(2);
+  });
+
+  it("the outbox sends the same fragments, keeps them for NACKs, refuses empty and oversized events", () => {
+    const ob = new EventOutbox();
+    const sent: Frag[] = [];
+    const buffer = () => new Uint8Array(4 + EVENT_PAYLOAD_BYTES);
+    const emit = (buf: Uint8Array, len: number) =>
+      sent.push({ seq: (buf[4]! << 8) | buf[5]!, payload: buf.slice(4, 4 + len) });
+    expect(ob.send(0x8000, 2, eventUtf8("{}"), buffer, 4, emit)).toBe(true);
+    expect(ob.send(0x8000, 2, eventUtf8(big), buffer, 4, emit)).toBe(true);
+    expect(sent.slice(1)).toEqual(fragments(big, 1));
+    expect(ob.nextSeq).toBe(sent.length);
+    expect(ob.send(0x8000, 2, new Uint8Array(0), buffer, 4, emit)).toBe(false);
+    expect(ob.send(0x8000, 2, new Uint8Array(EVENT_MAX_BYTES + 1), buffer, 4, emit)).toBe(false);
+    expect(ob.nextSeq).toBe(sent.length);
+    const again: [Uint8Array, number][] = [];
+    ob.resend(0x8000, 3, buffer, 4, (buf, len, dest) => again.push([buf.slice(4, 4 + len), dest]));
+    expect(again).toEqual([[sent[3]!.payload, 2]]);
+    ob.resend(0x8002, 3, buffer, 4, () => again.push([new Uint8Array(0), 0])); // another stream's
+    expect(again).toHaveLength(1);
   });
 
   it("out of order and repaired: held behind the gap, joined when it is filled", () => {

@@ -4,19 +4,12 @@
 // per source stream they send us (a NACK at once on the packet that reveals a gap, retries on
 // the tick). Liveness: when we last heard from them. The round trip (keepalive timing echo)
 // paces the NACK retries. Events (kind 6) are a stream of their own each way: own seqs, own
-// history, NACKed with EVENT_STREAM_FLAG, delivered in order (EventInbox). A large event goes
-// out as consecutive fragments (one seq each): repair works per fragment.
+// history, NACKed with EVENT_STREAM_FLAG (EventOutbox), delivered in order (EventInbox). A large
+// event goes out as consecutive fragments (one seq each): repair works per fragment.
 
-import {
-  EVENT_CONTINUATION,
-  EVENT_FRAGMENT_BYTES,
-  EVENT_HEADER_BYTES,
-  EVENT_MAX_BYTES,
-  EVENT_MORE,
-  encodeEventFragment,
-  eventUtf8,
-} from "../../../shared/conference/event.ts";
+import { eventUtf8 } from "../../../shared/conference/event.ts";
 import { EventInbox } from "../../../shared/conference/event-inbox.ts";
+import { EVENT_PAYLOAD_BYTES, EventOutbox } from "../../../shared/conference/event-outbox.ts";
 import {
   CONFERENCE_HEADER_BYTES,
   CONFERENCE_MAX_PAYLOAD,
@@ -46,15 +39,6 @@ import type { ConferenceSocket } from "./socket.ts";
 const HISTORY_FRAME_BYTES = 512;
 /** Source streams tracked per link (a conference has at most 64 participants and the backend, and an event stream). */
 const MAX_TRACKED_SOURCES = 67;
-/**
- * Event fragments kept for repair per link: a byte budget of 256 x 1,103 bytes (282 KB, made at
- * the first event): a burst of four of the largest events, or of the dozen 20 KB events one long
- * conversation item or response makes, stays repairable for as long as the receiver can hold
- * fragments behind a gap (EVENT_HOLD, the gap tracker's 256-seq window). Small events take one
- * fragment each, so that is also the last 256 of them.
- */
-const EVENT_HISTORY = 256;
-const EVENT_PAYLOAD_BYTES = EVENT_HEADER_BYTES + EVENT_FRAGMENT_BYTES;
 
 type Tracked = { g: GapTracker; counted: number; events: boolean };
 
@@ -71,9 +55,8 @@ export class ConferenceLink {
   readonly window = new ReplayWindow();
   readonly history = new SendHistory(128, HISTORY_FRAME_BYTES);
   readonly rtt = new RttEstimator();
-  // Events: created at the first one (most links never carry any).
-  #eventHistory: SendHistory | undefined;
-  #eventSeq = 0;
+  readonly #outbox = new EventOutbox();
+  readonly #eventBuffer = (): Buffer => this.#sock.frameBuffer(EVENT_PAYLOAD_BYTES);
   readonly events: EventInbox;
   /** Where frames go: the address in the leaf's hello (hub side) or the hub's (leaf side). */
   to: HostPort | undefined;
@@ -176,17 +159,12 @@ export class ConferenceLink {
   }
 
   #resendEvents(stream: number, k: number, now: number): void {
-    const hist = this.#eventHistory;
-    if (hist === undefined) return;
-    for (let s = 0; s < k; s++) {
-      const i = hist.retransmit(stream, seqs[s]!);
-      if (i < 0) continue;
-      const out = this.#sock.frameBuffer(EVENT_PAYLOAD_BYTES);
-      const plen = hist.copyPayload(i, out, CONFERENCE_HEADER_BYTES);
-      if (plen < 0) continue;
-      this.#h.payloadLength = plen;
-      this.#send(ConferenceKind.event, stream & ~EVENT_STREAM_FLAG, hist.destinationOf(i), out, now);
-    }
+    const source = stream & ~EVENT_STREAM_FLAG;
+    for (let s = 0; s < k; s++)
+      this.#outbox.resend(stream, seqs[s]!, this.#eventBuffer, CONFERENCE_HEADER_BYTES, (buf, len, dest) => {
+        this.#h.payloadLength = len;
+        this.#send(ConferenceKind.event, source, dest, buf, now);
+      });
   }
 
   /** Their media frame of `source` with `seq`: "duplicate" frames are to be dropped. */
@@ -231,21 +209,11 @@ export class ConferenceLink {
   event(source: number, dest: number, ev: string | Uint8Array, now: number): boolean {
     if (this.to === undefined) return false;
     const bytes = typeof ev === "string" ? eventUtf8(ev) : ev;
-    const n = bytes.length;
-    if (n === 0 || n > EVENT_MAX_BYTES) return false;
-    this.#eventHistory ??= new SendHistory(EVENT_HISTORY, EVENT_PAYLOAD_BYTES);
-    for (let from = 0; from < n; from += EVENT_FRAGMENT_BYTES) {
-      const to = Math.min(n, from + EVENT_FRAGMENT_BYTES);
-      const flags = (from > 0 ? EVENT_CONTINUATION : 0) | (to < n ? EVENT_MORE : 0);
-      const buf = this.#sock.frameBuffer(EVENT_PAYLOAD_BYTES);
-      const seq = this.#eventSeq;
-      const len = encodeEventFragment(buf, CONFERENCE_HEADER_BYTES, seq, flags, bytes, from, to);
-      this.#eventSeq = (seq + 1) & 0xffff;
-      this.#eventHistory.record(EVENT_STREAM_FLAG | source, dest, seq, buf, CONFERENCE_HEADER_BYTES, len);
+    const stream = EVENT_STREAM_FLAG | source;
+    return this.#outbox.send(stream, dest, bytes, this.#eventBuffer, CONFERENCE_HEADER_BYTES, (buf, len) => {
       this.#h.payloadLength = len;
       this.#send(ConferenceKind.event, source, dest, buf, now);
-    }
-    return true;
+    });
   }
 
   /** The smoothed round trip in ms (0.01 ms steps), null before the first keepalive echo. */
@@ -257,7 +225,7 @@ export class ConferenceLink {
   /** A keepalive from us: the timing block, then what `write` adds (the hub's roster). */
   keepalive(now: number, write?: (buf: Buffer, off: number) => number): void {
     this.control(ConferenceKind.keepalive, now, (b, off) => {
-      if (this.rtt.write(b, off, now, this.#eventSeq) < 0) return -1;
+      if (this.rtt.write(b, off, now, this.#outbox.nextSeq) < 0) return -1;
       const rest = write ? write(b, off + KEEPALIVE_TIMING_BYTES) : 0;
       return rest < 0 ? -1 : KEEPALIVE_TIMING_BYTES + rest;
     });
