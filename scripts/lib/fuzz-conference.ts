@@ -4,7 +4,12 @@
 //   - "ok" only for a frame this corpus signed (no forgery by mutation)
 //   - an "ok" frame's payload decodes with its kind's payload decoder
 
-import { decodeEventText, encodeEvent } from "../../shared/conference/event.ts";
+import {
+  checkEvent,
+  decodeEventText,
+  encodeEvent,
+  encodeEventFragment,
+} from "../../shared/conference/event.ts";
 import {
   CONFERENCE_HEADER_BYTES,
   ConferenceKind,
@@ -103,7 +108,12 @@ export class ConferenceFuzz {
       } else if (h.kind === ConferenceKind.bye) len = encodeBye(buf, p, 1 + below(4));
       else if (h.kind === ConferenceKind.event) {
         const text = JSON.stringify({ type: "x", pad: "é".repeat(below(100)) });
-        len = encodeEvent(buf, p, below(0x10000), text);
+        // A whole event, or a fragment of any flags (it may end inside a UTF-8 sequence).
+        const bytes = new TextEncoder().encode(text);
+        len =
+          below(2) === 0
+            ? encodeEvent(buf, p, below(0x10000), text)
+            : encodeEventFragment(buf, p, below(0x10000), below(4), bytes, 0, 1 + below(bytes.length));
       } else {
         const k = below(9);
         for (let j = 0; j < k; j++) {
@@ -149,7 +159,7 @@ export class ConferenceFuzz {
             : h.kind === ConferenceKind.bye
               ? decodeBye(buf, p, n) >= 1
               : h.kind === ConferenceKind.event
-                ? decodeEventText(buf, p, n) !== undefined
+                ? checkEvent(buf, p, n) && (buf[p + 2] !== 0 || decodeEventText(buf, p, n) !== undefined)
                 : n === KEEPALIVE_TIMING_BYTES || decodeRoster(buf, p, n, this.#roster) >= 0;
     check(decoded, `conference: kind ${h.kind} ok but its payload does not decode`);
   }

@@ -12,7 +12,7 @@
 //   keepalive  the timing block (keepalive.ts: 14 bytes, RTT echo, next event seq), then (hub to leaf) a
 //              roster: u8 n (0..64), n x (u16 slot, 16-byte id); the owner's client (slot 1) has
 //              the id of 16 zero bytes, read as "owner"
-//   event      u16 seq, then 1..1100 bytes of UTF-8 JSON (event.ts)
+//   event      u16 seq, u8 flags (1 more follow, 2 continuation), then 1..1100 bytes of an event's UTF-8 JSON (event.ts)
 
 import { decodeBase64Into, encodeBase64 } from "../bytes/base64.ts";
 import { CALL_ID_PATTERN, CALL_ID_PREFIX } from "../callid/callid.ts";
@@ -158,7 +158,7 @@ export function checkConferencePayload(kind: number, buf: Uint8Array, off: numbe
       return true;
     }
     case 6:
-      return checkEvent(len);
+      return checkEvent(buf, off, len);
     default:
       return false;
   }

@@ -1,7 +1,10 @@
 // The pure parts of events and timing across the cascade (docs/wire-formats.md §8): the
 // EventInbox's in-order delivery (held behind a gap, the gap given up after 500 ms or when the
-// hold overflows, wraparound) and the keepalive timing echo's round trip (RttEstimator).
+// hold overflows, wraparound), its reassembly of fragmented events (test/shared/
+// conference-event-fragments.test.ts has the garbage) and the keepalive timing echo's round
+// trip (RttEstimator).
 import { describe, expect, it } from "vitest";
+import { encodeEvent } from "../../shared/conference/event.ts";
 import { EVENT_HOLD, EventInbox } from "../../shared/conference/event-inbox.ts";
 import { GapTracker, NACK_GIVE_UP_MS } from "../../shared/conference/gap-tracker.ts";
 import { KEEPALIVE_TIMING_BYTES, RttEstimator } from "../../shared/conference/keepalive.ts";
@@ -10,7 +13,12 @@ import { EVENT_STREAM_FLAG, newNackEntries } from "../../shared/conference/paylo
 function inbox() {
   const out: string[] = [];
   const ib = new EventInbox();
-  return { ib, out, push: (seq: number, now = 0) => ib.push(seq, `e${seq}`, now, (t) => out.push(t)) };
+  const buf = new Uint8Array(64);
+  const push = (seq: number, now = 0) => {
+    const len = encodeEvent(buf, 0, seq, `e${seq}`);
+    return ib.push(seq, buf, 0, len, now, (t) => out.push(t));
+  };
+  return { ib, out, push };
 }
 
 describe("EventInbox", () => {
@@ -42,7 +50,7 @@ describe("EventInbox", () => {
     const { ib, out, push } = inbox();
     push(0);
     push(2);
-    // seq 34 cannot be held behind the gap at 1: seq 1 is given up, 2 delivered, 34 held.
+    // seq 2 + EVENT_HOLD cannot be held behind the gap at 1: seq 1 is given up, 2 delivered, 34 held.
     expect(push(2 + EVENT_HOLD)).toBe(1);
     expect(out).toEqual(["e0", "e2"]);
     expect(ib.lost).toBe(1);

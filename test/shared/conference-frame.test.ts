@@ -4,7 +4,15 @@ import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { nodeMac } from "../../regional/common/hmac.ts";
-import { decodeEventText, encodeEvent, eventSeq } from "../../shared/conference/event.ts";
+import {
+  decodeEventText,
+  EVENT_CONTINUATION,
+  EVENT_MORE,
+  encodeEvent,
+  encodeEventFragment,
+  eventFlags,
+  eventSeq,
+} from "../../shared/conference/event.ts";
 import {
   CONFERENCE_HEADER_BYTES,
   CONFERENCE_MAX_FRAME,
@@ -53,7 +61,9 @@ const VECTORS: Record<string, string> = {
   keepalive:
     "471605050102030405060708000000020000000800989680004c4b40000003e8000402000100000000000000000000000000000000000241414543417751464267634943516f4c14db59d740ded0009cc4287e3a385183",
   event:
-    "471606050102030405060708000000020000000a00037b2274797065223a22726573706f6e73652e646f6e65227dc11ebe8d428d36bc4cfc867c0c4d4e38",
+    "471606050102030405060708000000020000000a0003007b2274797065223a22726573706f6e73652e646f6e65227df1558a418f6fd64afd4a15268ac198d8",
+  eventFragment:
+    "471606050102030405060708000000020000000c00040372697074223a224772268cf0da3bd5cbd5ebcbca00dcf072a3",
   eventNack: "471602050102030405060708000200000000000b0001800000010001adf5e0278a25810658b32290c2923b0b",
   bye: "47160405010203040506070800000002000000090296fa77d45bb192c84ca72ad5b804632e",
 };
@@ -108,6 +118,19 @@ function build(name: string): Uint8Array {
     } else if (name === "event") {
       h = header(ConferenceKind.event, 0, 2, 10);
       h.payloadLength = encodeEvent(buf, p, 3, '{"type":"response.done"}');
+    } else if (name === "eventFragment") {
+      // The middle fragment of a longer event (flags 3: a continuation, more follow).
+      h = header(ConferenceKind.event, 0, 2, 12);
+      const bytes = new TextEncoder().encode('ript":"Gr');
+      h.payloadLength = encodeEventFragment(
+        buf,
+        p,
+        4,
+        EVENT_CONTINUATION | EVENT_MORE,
+        bytes,
+        0,
+        bytes.length,
+      );
     } else if (name === "eventNack") {
       h = header(ConferenceKind.nack, 2, 0, 11);
       const e = newNackEntries();
@@ -371,20 +394,23 @@ describe("conference payloads", () => {
     expect(decodeRoster(buf, 0, len, out)).toBe(-1);
   });
 
-  it("event carries 1..1100 bytes of UTF-8 after its seq; larger or broken text is refused", () => {
+  it("event carries seq, flags, then 1..1100 bytes of UTF-8; a whole one decodes, larger or broken text is refused", () => {
     const buf = new Uint8Array(1200);
     const text = '{"type":"x","t":"é€"}';
     const len = encodeEvent(buf, 3, 0xfffe, text);
-    expect(len).toBe(2 + new TextEncoder().encode(text).length);
+    expect(len).toBe(3 + new TextEncoder().encode(text).length);
     expect(eventSeq(buf, 3)).toBe(0xfffe);
+    expect(eventFlags(buf, 3)).toBe(0);
     expect(decodeEventText(buf, 3, len)).toBe(text);
-    expect(encodeEvent(buf, 0, 1, "x".repeat(1100))).toBe(1102);
-    expect(encodeEvent(buf, 0, 1, "x".repeat(1101))).toBe(-1);
+    expect(encodeEvent(buf, 0, 1, "x".repeat(1100))).toBe(1103);
+    expect(encodeEvent(buf, 0, 1, "x".repeat(1101))).toBe(-1); // more than one fragment
     expect(encodeEvent(buf, 0, 1, "€".repeat(367))).toBe(-1); // 1,101 bytes
     expect(encodeEvent(buf, 0, 1, "")).toBe(-1);
-    expect(decodeEventText(buf, 0, 2)).toBeUndefined();
-    buf.set([0, 1, 0xc3, 0x28]); // not UTF-8
-    expect(decodeEventText(buf, 0, 4)).toBeUndefined();
+    expect(decodeEventText(buf, 0, 3)).toBeUndefined();
+    buf.set([0, 1, 0, 0xc3, 0x28]); // not UTF-8
+    expect(decodeEventText(buf, 0, 5)).toBeUndefined();
+    buf.set([0, 1, EVENT_MORE, 0x7b, 0x7d]); // a fragment, not a whole event
+    expect(decodeEventText(buf, 0, 5)).toBeUndefined();
   });
 
   it("bye carries reasons 1-4 only", () => {

@@ -1,6 +1,6 @@
 // The JSON of events across the cascade (docs/transceiver.md "Conferences"): a joiner's event
-// tagged for the backend, the notice of events lost, the Realtime error for an event too large.
-import { EVENT_MAX_BYTES, eventBytes } from "../../../shared/conference/event.ts";
+// tagged for the backend, the notice of events lost, the Realtime error for a joiner's event too large.
+import { EVENT_MAX_BYTES } from "../../../shared/conference/event.ts";
 
 export const EVENTS_LOST = "transceiver.events_lost";
 
@@ -88,14 +88,7 @@ export const eventNotAllowedError = (type: string): string =>
 export const eventsLostEvent = (direction: "to_client" | "to_backend", lost: number): string =>
   JSON.stringify({ type: EVENTS_LOST, direction, lost });
 
-/** The event's UTF-8 size when it is over EVENT_MAX_BYTES (not carried), else 0. */
-export function oversize(text: string): number {
-  if (text.length <= EVENT_MAX_BYTES / 3) return 0; // 3 bytes per UTF-16 unit at most
-  const bytes = eventBytes(text);
-  return bytes > EVENT_MAX_BYTES ? bytes : 0;
-}
-
-/** The Realtime `error` event the sender of an event too large to carry gets. */
+/** The Realtime `error` a joiner's client gets for its own event too large to carry (`bytes` of UTF-8). */
 export function eventTooLargeError(text: string, bytes: number): string {
   const m = /^\s*\{\s*"type"\s*:\s*"([A-Za-z0-9_.]{1,64})"/.exec(text);
   return JSON.stringify({
@@ -103,7 +96,7 @@ export function eventTooLargeError(text: string, bytes: number): string {
     error: {
       type: "invalid_request_error",
       code: "event_too_large",
-      message: `the event is ${bytes} bytes; a conference carries events of at most ${EVENT_MAX_BYTES}`,
+      message: `the event is ${bytes} bytes; a conference carries events of at most ${EVENT_MAX_BYTES} bytes`,
       event_type: m?.[1] ?? null,
     },
   });

@@ -2,16 +2,11 @@
 // to every leaf (kind 6, one stream per leaf link); a joiner's event arrives in order (its
 // link's EventInbox, gaps repaired by NACK) and goes to the backend tagged with participant_id
 // and slot; one that sets the instructions or tools (events.ts joinerMayNotSend) is refused and
-// the joiner told. An event over EVENT_MAX_BYTES is not carried: counted, and its sender (here
-// the backend) gets a Realtime `error` event_too_large. Events given up are told to that joiner.
-import { decodeEventText, eventSeq } from "../../../shared/conference/event.ts";
-import {
-  eventNotAllowedError,
-  eventsLostEvent,
-  eventTooLargeError,
-  oversize,
-  readJoinerEvent,
-} from "./events.ts";
+// the joiner told. A large event goes in fragments (link.ts); one over EVENT_MAX_BYTES is not
+// carried, only counted: the backend is not sent an `error` for it (a backend answering errors
+// with events could loop). Events given up are told to that joiner.
+import { EVENT_MAX_BYTES, eventSeq, eventUtf8 } from "../../../shared/conference/event.ts";
+import { eventNotAllowedError, eventsLostEvent, readJoinerEvent } from "./events.ts";
 import type { HubCall, HubRoutes, Joiner } from "./hub-routes.ts";
 import type { ConferenceMetrics } from "./metrics.ts";
 
@@ -30,28 +25,22 @@ export class HubEvents {
   fromBackend(text: string, now: number): void {
     const live = this.#routes.live;
     if (live.length === 0) return;
-    const bytes = oversize(text);
-    if (bytes > 0) {
+    const bytes = eventUtf8(text);
+    if (bytes.length > EVENT_MAX_BYTES) {
       this.#m.drops.event_too_large.inc();
-      this.#call.sendEventToBackend(eventTooLargeError(text, bytes));
       return;
     }
     for (let i = 0; i < live.length; i++) {
       const j = live[i]!;
-      if (j.link.event(0, j.slot, text, now)) this.#m.events.out.inc();
+      if (j.link.event(0, j.slot, bytes, now)) this.#m.events.out.inc();
     }
   }
 
-  /** A joiner's event frame (payload at buf[20..20+len]). */
+  /** A joiner's event fragment (payload at buf[20..20+len]): joined in order, then `deliver`. */
   fromLeaf(j: Joiner, buf: Buffer, len: number, now: number): void {
-    const text = decodeEventText(buf, 20, len);
-    if (text === undefined) {
-      this.#m.drops.bad_event.inc();
-      return;
-    }
     const seq = eventSeq(buf, 20);
     if (!j.link.onEvent(j.slot, seq, now)) return;
-    this.lost(j, j.link.events.push(seq, text, now, j.deliver), now);
+    this.lost(j, j.link.events.push(seq, buf, 20, len, now, j.deliver), now);
   }
 
   /**

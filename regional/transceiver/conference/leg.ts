@@ -5,7 +5,7 @@
 // becomes participant.joined / participant.left on the client's `oai-events`. The leg ends when
 // the hub says bye or goes silent for 3 s. The client's events go to the hub (for the backend),
 // the backend's come back (kind 6, in order, repaired); keepalives echo timing both ways (RTT).
-import { decodeEventText, eventSeq } from "../../../shared/conference/event.ts";
+import { EVENT_MAX_BYTES, eventSeq, eventUtf8 } from "../../../shared/conference/event.ts";
 import { type ConferenceHeader, ConferenceKind } from "../../../shared/conference/frame.ts";
 import {
   ByeReason,
@@ -31,7 +31,7 @@ import type { EndReason } from "../call-types.ts";
 import type { CallTap } from "../shell/call-tap.ts";
 import { Mixer } from "../shell/mixer.ts";
 import { hostPortText, ipBytes } from "./addr.ts";
-import { eventsLostEvent, eventTooLargeError, oversize } from "./events.ts";
+import { eventsLostEvent, eventTooLargeError } from "./events.ts";
 import { KEEPALIVE_MS, SILENCE_MS } from "./hub.ts";
 import { ConferenceLink } from "./link.ts";
 import type { ConferenceEndpoint, ConferenceSocket } from "./socket.ts";
@@ -132,13 +132,13 @@ export class LegUplink implements BackendLink, ConferenceEndpoint, CallTap {
   /** The client's event, for the hub's backend (tagged there). Not the leg's own session.started. */
   sendEvent(text: string): void {
     if (this.state === "closed" || text.startsWith(STARTED)) return;
-    const bytes = oversize(text);
-    if (bytes > 0) {
+    const bytes = eventUtf8(text);
+    if (bytes.length > EVENT_MAX_BYTES) {
       this.#sock.metrics.drops.event_too_large.inc();
-      this.#h.onEvent(eventTooLargeError(text, bytes));
+      this.#h.onEvent(eventTooLargeError(text, bytes.length)); // its own: the client is told
       return;
     }
-    if (this.#link.event(this.spec.slot, 0, text, performance.now())) this.#sock.metrics.events.out.inc();
+    if (this.#link.event(this.spec.slot, 0, bytes, performance.now())) this.#sock.metrics.events.out.inc();
   }
 
   close(finalEvent?: string): void {
@@ -216,13 +216,9 @@ export class LegUplink implements BackendLink, ConferenceEndpoint, CallTap {
 
   /** The hub's event (the backend's, or a notice): to the client, in order. */
   #event(buf: Buffer, len: number, now: number): void {
-    const text = decodeEventText(buf, 20, len);
-    if (text === undefined) {
-      this.#sock.metrics.drops.bad_event.inc();
-      return;
-    }
     const seq = eventSeq(buf, 20);
-    if (this.#link.onEvent(0, seq, now)) this.#lost(this.#link.events.push(seq, text, now, this.#deliver));
+    if (this.#link.onEvent(0, seq, now))
+      this.#lost(this.#link.events.push(seq, buf, 20, len, now, this.#deliver));
   }
 
   #lost(n: number): void {

@@ -4,10 +4,12 @@
 // per source stream they send us (a NACK at once on the packet that reveals a gap, retries on
 // the tick). Liveness: when we last heard from them. The round trip (keepalive timing echo)
 // paces the NACK retries. Events (kind 6) are a stream of their own each way: own seqs, own
-// history, NACKed with EVENT_STREAM_FLAG, delivered in order (EventInbox).
+// history, NACKed with EVENT_STREAM_FLAG (EventOutbox), delivered in order (EventInbox). A large
+// event goes out as consecutive fragments (one seq each): repair works per fragment.
 
-import { EVENT_MAX_BYTES, EVENT_SEQ_BYTES, encodeEvent } from "../../../shared/conference/event.ts";
+import { eventUtf8 } from "../../../shared/conference/event.ts";
 import { EventInbox } from "../../../shared/conference/event-inbox.ts";
+import { EVENT_PAYLOAD_BYTES, EventOutbox } from "../../../shared/conference/event-outbox.ts";
 import {
   CONFERENCE_HEADER_BYTES,
   CONFERENCE_MAX_PAYLOAD,
@@ -37,8 +39,6 @@ import type { ConferenceSocket } from "./socket.ts";
 const HISTORY_FRAME_BYTES = 512;
 /** Source streams tracked per link (a conference has at most 64 participants and the backend, and an event stream). */
 const MAX_TRACKED_SOURCES = 67;
-/** Events kept for repair per link (events are rare next to media: a few per second at most). */
-const EVENT_HISTORY = 64;
 
 type Tracked = { g: GapTracker; counted: number; events: boolean };
 
@@ -55,10 +55,9 @@ export class ConferenceLink {
   readonly window = new ReplayWindow();
   readonly history = new SendHistory(128, HISTORY_FRAME_BYTES);
   readonly rtt = new RttEstimator();
-  // Events: created at the first one (most links never carry any).
-  #eventHistory: SendHistory | undefined;
-  #eventSeq = 0;
-  readonly events = new EventInbox();
+  readonly #outbox = new EventOutbox();
+  readonly #eventBuffer = (): Buffer => this.#sock.frameBuffer(EVENT_PAYLOAD_BYTES);
+  readonly events: EventInbox;
   /** Where frames go: the address in the leaf's hello (hub side) or the hub's (leaf side). */
   to: HostPort | undefined;
   lastHeardAt: number;
@@ -85,6 +84,8 @@ export class ConferenceLink {
     h.conferenceLo = conf.lo;
     h.sourceSlot = self;
     this.lastHeardAt = now;
+    const drops = sock.metrics.drops;
+    this.events = new EventInbox((reason) => drops[reason].inc());
   }
 
   #send(kind: number, source: number, dest: number, buf: Buffer, now: number): void {
@@ -158,17 +159,12 @@ export class ConferenceLink {
   }
 
   #resendEvents(stream: number, k: number, now: number): void {
-    const hist = this.#eventHistory;
-    if (hist === undefined) return;
-    for (let s = 0; s < k; s++) {
-      const i = hist.retransmit(stream, seqs[s]!);
-      if (i < 0) continue;
-      const out = this.#sock.frameBuffer(EVENT_SEQ_BYTES + EVENT_MAX_BYTES);
-      const plen = hist.copyPayload(i, out, CONFERENCE_HEADER_BYTES);
-      if (plen < 0) continue;
-      this.#h.payloadLength = plen;
-      this.#send(ConferenceKind.event, stream & ~EVENT_STREAM_FLAG, hist.destinationOf(i), out, now);
-    }
+    const source = stream & ~EVENT_STREAM_FLAG;
+    for (let s = 0; s < k; s++)
+      this.#outbox.resend(stream, seqs[s]!, this.#eventBuffer, CONFERENCE_HEADER_BYTES, (buf, len, dest) => {
+        this.#h.payloadLength = len;
+        this.#send(ConferenceKind.event, source, dest, buf, now);
+      });
   }
 
   /** Their media frame of `source` with `seq`: "duplicate" frames are to be dropped. */
@@ -206,19 +202,18 @@ export class ConferenceLink {
     return v;
   }
 
-  /** An event of `source` for them; false when it is over EVENT_MAX_BYTES (not sent) or has nowhere to go. */
-  event(source: number, dest: number, text: string, now: number): boolean {
+  /**
+   * An event of `source` for them (its text, or its UTF-8), in fragments of consecutive seqs;
+   * false when it is empty or over EVENT_MAX_BYTES (not sent) or has nowhere to go.
+   */
+  event(source: number, dest: number, ev: string | Uint8Array, now: number): boolean {
     if (this.to === undefined) return false;
-    const buf = this.#sock.frameBuffer(EVENT_SEQ_BYTES + EVENT_MAX_BYTES);
-    const seq = this.#eventSeq;
-    const len = encodeEvent(buf, CONFERENCE_HEADER_BYTES, seq, text);
-    if (len < 0) return false;
-    this.#eventSeq = (seq + 1) & 0xffff;
-    this.#eventHistory ??= new SendHistory(EVENT_HISTORY, EVENT_SEQ_BYTES + EVENT_MAX_BYTES);
-    this.#eventHistory.record(EVENT_STREAM_FLAG | source, dest, seq, buf, CONFERENCE_HEADER_BYTES, len);
-    this.#h.payloadLength = len;
-    this.#send(ConferenceKind.event, source, dest, buf, now);
-    return true;
+    const bytes = typeof ev === "string" ? eventUtf8(ev) : ev;
+    const stream = EVENT_STREAM_FLAG | source;
+    return this.#outbox.send(stream, dest, bytes, this.#eventBuffer, CONFERENCE_HEADER_BYTES, (buf, len) => {
+      this.#h.payloadLength = len;
+      this.#send(ConferenceKind.event, source, dest, buf, now);
+    });
   }
 
   /** The smoothed round trip in ms (0.01 ms steps), null before the first keepalive echo. */
@@ -230,7 +225,7 @@ export class ConferenceLink {
   /** A keepalive from us: the timing block, then what `write` adds (the hub's roster). */
   keepalive(now: number, write?: (buf: Buffer, off: number) => number): void {
     this.control(ConferenceKind.keepalive, now, (b, off) => {
-      if (this.rtt.write(b, off, now, this.#eventSeq) < 0) return -1;
+      if (this.rtt.write(b, off, now, this.#outbox.nextSeq) < 0) return -1;
       const rest = write ? write(b, off + KEEPALIVE_TIMING_BYTES) : 0;
       return rest < 0 ? -1 : KEEPALIVE_TIMING_BYTES + rest;
     });

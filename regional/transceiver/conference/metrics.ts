@@ -30,9 +30,12 @@ export const CONFERENCE_DROP_REASONS = [
   "wrong_leg",
   // A frame addressed to another slot than the receiver's.
   "wrong_destination",
-  // An event over EVENT_MAX_BYTES (not sent), or one that is not a JSON object.
+  // An event over EVENT_MAX_BYTES (not sent, or its fragments joined past it at the receiver),
+  // one that is not UTF-8 or (a joiner's) not a JSON object, a fragment out of place (a
+  // continuation without its first fragment, a first one cutting an unfinished event).
   "event_too_large",
   "bad_event",
+  "event_fragment",
   // A joiner's event of a type only the owner may send (session.update...): not carried.
   "event_not_allowed",
 ] as const;

@@ -112,9 +112,10 @@ export const eventsOf = (c: TestClient, type: string): Record<string, unknown>[]
 /**
  * A UDP hop between a leg and its hub, both ways (the leg advertises its `port`, since the hub
  * takes a participant's frames only from the address its hello names): the leg's datagrams go to
- * the hub unless `drop` says otherwise, the hub's back to the leg. Call `to(hub)` once known.
+ * the hub unless `drop` says otherwise, the hub's back to the leg unless `dropToLeg` does. Call
+ * `to(hub)` once known.
  */
-export async function lossyForwarder(drop: (msg: Buffer) => boolean) {
+export async function lossyForwarder(drop: (msg: Buffer) => boolean, dropToLeg?: (msg: Buffer) => boolean) {
   const s: Socket = createSocket("udp4");
   await new Promise<void>((r) => s.bind(0, "127.0.0.1", () => r()));
   let dropped = 0;
@@ -123,7 +124,8 @@ export async function lossyForwarder(drop: (msg: Buffer) => boolean) {
   s.on("message", (msg, from) => {
     if (hub === undefined) return;
     if (from.port === hub.port) {
-      if (leg !== undefined) s.send(msg, leg, "127.0.0.1");
+      if (dropToLeg?.(msg)) dropped++;
+      else if (leg !== undefined) s.send(msg, leg, "127.0.0.1");
       return;
     }
     leg = from.port;
