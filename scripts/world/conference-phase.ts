@@ -3,6 +3,11 @@
 // edge, both send tone bursts; then the same again with the transceivers' NACK repair off.
 // Figures per pass: join time, each direction's one-way delay (tone onsets), far-end loss of each
 // stream at its conference receiver with the frames repaired, the backbone RTT the hub measured.
+
+import { randomBytes } from "node:crypto";
+import { parseClusterKeys } from "../../shared/signing/keys.ts";
+import { importSigningKeys, signRequest } from "../../shared/signing/request.ts";
+import { formatTarget } from "../../shared/signing/target.ts";
 import {
   type ConferencePass,
   type ConferenceReport,
@@ -10,6 +15,7 @@ import {
   direction,
   type StreamRepair,
 } from "./core/conference.ts";
+import { nsExec } from "./netns.ts";
 import type { RunningWorld } from "./runner.ts";
 
 const wall = (): number => performance.timeOrigin + performance.now();
@@ -32,6 +38,39 @@ function find(
 
 const streamOf = (o: Record<string, unknown> | null, slot: number): StreamRepair | undefined =>
   ((o?.repair ?? {}) as Record<string, StreamRepair>)[String(slot)];
+
+/**
+ * The leg's own call status, read at its transceiver (signed as the edge signs): the edge shows a
+ * joiner only a few fields of it, not the leg's repair counters of the hub's streams.
+ */
+async function legStatus(w: RunningWorld, record: Record<string, unknown> | null): Promise<unknown> {
+  const leg = record?.leg as { clusterId?: number; transceiverId?: number; legId?: string } | null;
+  const c = w.plan.clusters.find((x) => x.spec.id === leg?.clusterId);
+  const t = c?.transceivers.find((x) => x.id === leg?.transceiverId);
+  if (!c || !t || typeof leg?.legId !== "string") return null;
+  const path = `/v1/calls/${leg.legId}`;
+  const keys = await importSigningKeys(parseClusterKeys(w.world.secrets.clusterSecret));
+  const h = await signRequest(
+    keys,
+    {
+      method: "GET",
+      pathAndQuery: path,
+      body: new Uint8Array(0),
+      target: formatTarget({ clusterId: c.spec.id, transceiverId: t.id }),
+      caller: "",
+    },
+    Date.now(),
+    randomBytes(16).toString("base64url"),
+  );
+  try {
+    const args = Object.entries(h).flatMap(([k, v]) => ["-H", `${k}: ${v}`]);
+    return JSON.parse(
+      nsExec(c.ns, ["curl", "-sS", "--max-time", "3", ...args, `http://${c.ip}:${t.httpPort}${path}`]),
+    );
+  } catch {
+    return null;
+  }
+}
 
 /** One way from a site to its cluster as emulated: half its access RTT and half its POP's backbone. */
 function siteOneWay(w: RunningWorld, site: number, cluster: string | null): number {
@@ -74,7 +113,7 @@ export async function conferencePass(
     joiner.send("stop");
     const [or, jr] = await Promise.all([owner.next("result", 20_000), joiner.next("result", 20_000)]);
     const record = find(or.status, (o) => typeof o.slot === "number" && o.slot > 1 && "rttMs" in o);
-    const leg = find(jr.status, (o) => o.role === "leg" && "repair" in o);
+    const leg = find(await legStatus(w, record), (o) => o.role === "leg" && "repair" in o);
     const slot = typeof record?.slot === "number" ? record.slot : 2;
     pass.hubRttMs = typeof record?.rttMs === "number" ? Math.round(record.rttMs * 10) / 10 : null;
     const oc2 = w.plan.clusters.find((c) => c.spec.name === pass.owner.cluster);
