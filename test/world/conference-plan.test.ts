@@ -69,7 +69,7 @@ describe("world plan with conferences", () => {
 });
 
 describe("conference figures", () => {
-  it("finds burst onsets after quiet frames and pairs each with the burst sent before it", () => {
+  it("finds burst onsets after quiet frames and pairs each burst sent with the first onset after it", () => {
     const times = Array.from({ length: 100 }, (_, i) => 1_000 + i * 20);
     const levels = times.map((t) => (toneOn(t - 120, 1_000) ? 6_000 : 100));
     const heard = onsets(times, levels);
@@ -77,6 +77,8 @@ describe("conference figures", () => {
     const sent = [1_000, 1_000 + TONE_PERIOD_MS, 1_000 + 2 * TONE_PERIOD_MS];
     expect(delaySamples(sent, heard)).toEqual(heard.map(() => 120));
     expect(delaySamples([5_000], heard)).toEqual([]);
+    // A burst split in two by a loss is heard once.
+    expect(delaySamples([1_000], [1_120, 1_260])).toEqual([120]);
   });
 
   it("reads loss as lost over received plus lost", () => {

@@ -44,14 +44,16 @@ export function onsets(times: readonly number[], levels: readonly number[]): num
   return out;
 }
 
-/** Each received onset against the latest onset sent before it (within one period). */
+/**
+ * Each burst sent against the first onset heard within one period after it: one sample per burst
+ * at most (a burst a loss splits in two at the receiver still counts once).
+ */
 export function delaySamples(sent: readonly number[], received: readonly number[]): number[] {
-  const s = [...sent].sort((a, b) => a - b);
+  const r = [...received].sort((a, b) => a - b);
   const out: number[] = [];
-  for (const r of received) {
-    let best = Number.NaN;
-    for (const t of s) if (t <= r) best = t;
-    if (!Number.isNaN(best) && r - best < TONE_PERIOD_MS) out.push(r - best);
+  for (const s of sent) {
+    const first = r.find((t) => t >= s);
+    if (first !== undefined && first - s < TONE_PERIOD_MS) out.push(first - s);
   }
   return out;
 }
