@@ -132,6 +132,8 @@ export interface ConferencePass {
   backboneRttMs: number | null;
   directions: DirectionReport[];
   error?: string;
+  /** The first attempt's error, when these figures are the second attempt's. */
+  retried?: string;
 }
 
 export interface ConferenceReport {
@@ -147,5 +149,5 @@ export function conferenceLine(p: ConferencePass): string {
         `${x.from}->${x.to} ${x.oneWayMs ?? "-"} ms (exp ${x.expectedOneWayMs}), heard ${x.heard}/${x.bursts}, loss ${x.lossPct ?? "-"}% repaired ${x.repair?.repaired ?? "-"}`,
     )
     .join("; ");
-  return `owner ${p.owner.site}@${p.owner.cluster}, joiner ${p.joiner.site}@${p.joiner.cluster} joined in ${p.joiner.joinMs} ms, hub rtt ${p.hubRttMs ?? "-"} ms (backbone ${p.backboneRttMs ?? "-"}); ${d}`;
+  return `${p.retried ? "(retried) " : ""}owner ${p.owner.site}@${p.owner.cluster}, joiner ${p.joiner.site}@${p.joiner.cluster} joined in ${p.joiner.joinMs} ms, hub rtt ${p.hubRttMs ?? "-"} ms (backbone ${p.backboneRttMs ?? "-"}); ${d}`;
 }
