@@ -19,6 +19,8 @@ export interface Secrets {
   callIdKeys: string;
   clusterSecret: string;
   apiKey: string;
+  /** The conference frames' MAC keyring (GR_BACKBONE_KEYS), shared by every transceiver. */
+  backboneKeys: string;
 }
 
 export function newSecrets(): Secrets {
@@ -27,6 +29,7 @@ export function newSecrets(): Secrets {
     callIdKeys: formatKeyring([{ id: 1, secret: randomBytes(32) }]),
     clusterSecret: `1:${randomBytes(32).toString("base64")}`,
     apiKey: `world-${randomBytes(12).toString("hex")}`,
+    backboneKeys: formatKeyring([{ id: 1, secret: randomBytes(32) }]),
   };
 }
 
@@ -49,6 +52,8 @@ export class World {
   readonly plan: WorldPlan;
   readonly dir: string;
   readonly secrets: Secrets;
+  /** CONFERENCE_NACK of transceivers started from now on (the with/without repair passes). */
+  conferenceNack = true;
 
   constructor(plan: WorldPlan, dir: string, secrets: Secrets, onLine: (name: string, line: string) => void) {
     this.plan = plan;
@@ -120,6 +125,15 @@ export class World {
           TRANSCEIVER_HTTP: `${c.ip}:${t.httpPort}`,
           BACKEND_URL: "ws://127.0.0.1:8090",
           TRANSCEIVER_CAPACITY: "150",
+          ...(c.conference
+            ? {
+                GR_BACKBONE_KEYS: this.secrets.backboneKeys,
+                TRANSCEIVER_CONFERENCE_PORT: String(t.conferencePort),
+                // What the other clusters reach and see (their tunnels' alias), as the hub checks.
+                TRANSCEIVER_CONFERENCE_ADDR: `${c.conference.alias}:${t.conferencePort}`,
+                CONFERENCE_NACK: this.conferenceNack ? "1" : "0",
+              }
+            : {}),
         }),
       ),
       this.spec(`${n}-gateway`, c.ns, "regional/gateway/main.ts", {

@@ -1,5 +1,6 @@
 // `npm run world -- [--report FILE] [--topology FILE] [--sites FILE] [--redis] [--plot FILE]
-// [--dashboard-shot FILE] [--media-ms N] [--transceivers N] [--plan-only] [--verbose]`: builds the emulated planet, measures every site's call through the Global Relay
+// [--dashboard-shot FILE] [--media-ms N] [--transceivers N] [--plan-only] [--verbose]
+// [--conference [--conference-loss 0.05] [--conference-sites OWNER,JOINER] [--conference-ms N]]`: builds the emulated planet, measures every site's call through the Global Relay
 // and straight to its cluster, checks each POP's first-hop RTT, withdraws a POP mid-call (without
 // and with Redis), takes a cluster down, prints a summary table and writes the report. Removes
 // everything it made on every exit path (a watchdog covers SIGKILL).
@@ -8,6 +9,8 @@ import { availableParallelism, loadavg } from "node:os";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parseTopology } from "../../shared/topology/schema.ts";
+import { conferenceScenario } from "./conference-phase.ts";
+import { conferenceLine } from "./core/conference.ts";
 import { planWorld } from "./core/plan.ts";
 import { planTable, summaryTable, type WorldReport } from "./core/report.ts";
 import { parseSites } from "./core/sites.ts";
@@ -28,6 +31,10 @@ const { values: a } = parseArgs({
     verbose: { type: "boolean", default: false },
     "plan-only": { type: "boolean", default: false },
     transceivers: { type: "string", default: "2" },
+    conference: { type: "boolean", default: false },
+    "conference-loss": { type: "string" },
+    "conference-sites": { type: "string", default: "frankfurt,sydney" },
+    "conference-ms": { type: "string", default: "10000" },
   },
 });
 const log = (l: string): void => console.log(l);
@@ -41,15 +48,32 @@ if (!sitesParsed.ok) {
 }
 const mediaMs = Number(a["media-ms"]);
 const transceivers = Number(a.transceivers);
+const confLoss = a["conference-loss"] === undefined ? null : Number(a["conference-loss"]);
+if (confLoss !== null && !(confLoss >= 0 && confLoss < 1)) {
+  console.error("--conference-loss: a fraction 0-1, e.g. 0.05");
+  process.exit(2);
+}
+const confSites = (a["conference-sites"] ?? "")
+  .split(",")
+  .map((n) => sitesParsed.file.sites.findIndex((s) => s.name === n));
+if (
+  a.conference &&
+  (confSites.length !== 2 || confSites.some((i) => i < 0) || confSites[0] === confSites[1])
+) {
+  console.error(`--conference-sites: two different site names of ${a.sites}, owner first`);
+  process.exit(2);
+}
+const conference = a.conference ? { lossPct: confLoss === null ? null : confLoss * 100 } : null;
 if (a["plan-only"]) {
   console.log(planTable(planWorld("grw0x", topology, sitesParsed.file, transceivers)));
   process.exit(0);
 }
-// A hard bound on the whole run, whatever hangs.
+// A hard bound on the whole run, whatever hangs (the conference's two passes add about a minute).
+const boundMin = conference ? 7 : 5;
 const bound = setTimeout(() => {
-  console.error("world: the run took over 5 minutes; stopping");
+  console.error(`world: the run took over ${boundMin} minutes; stopping`);
   void finish(1);
-}, 300_000);
+}, boundMin * 60_000);
 
 let w: RunningWorld | null = null;
 let finishing = false;
@@ -69,6 +93,7 @@ try {
     sites: sitesParsed.file,
     redis: a.redis!,
     transceivers,
+    conference,
     dashboard: a["dashboard-shot"] !== undefined,
     log,
     ...(a.verbose ? { onChildLine: (n: string, l: string) => console.log(`[${n}] ${l}`) } : {}),
@@ -92,6 +117,11 @@ try {
       fails.push(await failover(w, movable, !a.redis, 10_000));
     }
   }
+  let conf: WorldReport["conference"];
+  if (conference) {
+    log("a conference across the clusters:");
+    conf = await conferenceScenario(w, confSites[0]!, confSites[1]!, Number(a["conference-ms"]), log);
+  }
   let down: WorldReport["clusterDown"] = null;
   if (w.plan.clusters.length > 1) {
     log("one cluster down:");
@@ -104,12 +134,18 @@ try {
     popRttMatch: pops.every((p) => p.match !== false) && pops.some((p) => p.match === true),
     failover: fails.sort((x, y) => Number(x.redis) - Number(y.redis)),
     clusterDown: down,
+    ...(conf ? { conference: conf } : {}),
     assumptions: w.plan.links,
     links,
     durationS: Math.round((Date.now() - started) / 1000),
     host: { cpus: availableParallelism(), loadAtStart, loadAtEnd: loadavg()[0]! },
   };
   console.log(`\n${summaryTable(report)}\n`);
+  if (conf) {
+    console.log(`conference (backbone loss ${conf.backboneLossPct} % each way):`);
+    for (const p of conf.passes)
+      console.log(`  NACK ${p.nack ? "on " : "off"}: ${p.error ?? conferenceLine(p)}`);
+  }
   if (a.report) writeFileSync(a.report, `${JSON.stringify(report, null, 2)}\n`);
   if (a.plot) await renderPlot(report, a.plot);
   if (a["dashboard-shot"]) await w.dashboardShot(a["dashboard-shot"]);

@@ -12,10 +12,20 @@ import { launchChromium } from "../lib/chromium.ts";
 import { which } from "../lib/system-deps.ts";
 import { newSecrets, ROOT, World } from "./components.ts";
 import { netBatches } from "./core/net.ts";
-import { DASHBOARD, EDGE, planWorld, VIP, VIP_PORT, type WorldPlan } from "./core/plan.ts";
+import {
+  type ConferenceOptions,
+  DASHBOARD,
+  EDGE,
+  planWorld,
+  VIP,
+  VIP_PORT,
+  type WorldPlan,
+} from "./core/plan.ts";
 import type { LinkCounters } from "./core/report.ts";
 import type { SitesFile } from "./core/sites.ts";
 import { buildNetwork, nsExec, removeRun, removeStale, routeVip } from "./netns.ts";
+import type { ParticipantClient } from "./participant.ts";
+import { spawnParticipant } from "./participant.ts";
 import { groupMembers } from "./stopped.ts";
 
 export interface WorldOptions {
@@ -24,6 +34,8 @@ export interface WorldOptions {
   transceivers?: number;
   /** POP relays mirror flows to a shared Redis from the start. */
   redis: boolean;
+  /** Transceivers take part in conferences, the clusters linked by the link emulator (--conference). */
+  conference?: ConferenceOptions | null;
   /** Also run the dashboard (in the fabric namespace). */
   dashboard?: boolean;
   log: (line: string) => void;
@@ -49,6 +61,10 @@ export interface RunningWorld {
   restore(pop: number): void;
   scrape(ns: string, url: string): string;
   restartPops(redis: boolean): Promise<void>;
+  /** A conference participant at a site (`extra` completes its config: callId, freq, farFreq). */
+  participant(site: number, extra: Record<string, unknown>): ParticipantClient;
+  /** Restarts every transceiver with CONFERENCE_NACK on or off. */
+  restartTransceivers(nack: boolean): Promise<void>;
   /** Screenshot of the dashboard (needs `dashboard`), taken by Chromium inside the fabric namespace. */
   dashboardShot(file: string): Promise<void>;
   /** Every link emulator's counters (each prints them on SIGUSR2). */
@@ -61,7 +77,7 @@ export async function startWorld(o: WorldOptions): Promise<RunningWorld> {
   if (stale.length) o.log(`removed ${stale.length} namespaces left by a killed run`);
   const tag = `grw${process.pid}x`;
   removeRun(tag);
-  const plan = planWorld(tag, o.topology, o.sites, o.transceivers ?? 2);
+  const plan = planWorld(tag, o.topology, o.sites, o.transceivers ?? 2, o.conference ?? null);
   const dir = mkdtempSync(join(tmpdir(), "gr-world-"));
   const watchdog = spawn(
     process.execPath,
@@ -112,6 +128,25 @@ export async function startWorld(o: WorldOptions): Promise<RunningWorld> {
     throw e;
   }
 
+  /** What every client process is told: the edge, the key, its address, its place (request.cf). */
+  const clientBase = (site: number): Record<string, unknown> => {
+    const s = plan.sites[site]!;
+    return {
+      edge: `http://${EDGE.host}:${EDGE.port}`,
+      apiKey: world.secrets.apiKey,
+      ip: s.ip,
+      vip: `${VIP}:${VIP_PORT}`,
+      cf: {
+        latitude: String(s.site.latitude),
+        longitude: String(s.site.longitude),
+        country: s.site.country,
+        continent: s.site.continent,
+        colo: s.site.colo,
+        city: s.site.name,
+      },
+    };
+  };
+
   const nextPop = (site: number): number => {
     const order = plan.sites[site]!.popOrder.filter((j) => !withdrawn.has(j));
     if (order.length === 0) throw new Error(`site ${plan.sites[site]!.site.name} would have no POP left`);
@@ -125,22 +160,7 @@ export async function startWorld(o: WorldOptions): Promise<RunningWorld> {
     redisAvailable: redisSpec_(world),
     call(site, mode, mediaMs, onEvent) {
       const s = plan.sites[site]!;
-      const cfg = {
-        edge: `http://${EDGE.host}:${EDGE.port}`,
-        apiKey: world.secrets.apiKey,
-        ip: s.ip,
-        mode,
-        mediaMs,
-        vip: `${VIP}:${VIP_PORT}`,
-        cf: {
-          latitude: String(s.site.latitude),
-          longitude: String(s.site.longitude),
-          country: s.site.country,
-          continent: s.site.continent,
-          colo: s.site.colo,
-          city: s.site.name,
-        },
-      };
+      const cfg = { ...clientBase(site), mode, mediaMs };
       const child = spawn(
         "ip",
         ["netns", "exec", s.ns, process.execPath, join(ROOT, "scripts/world/client.ts")],
@@ -248,6 +268,18 @@ export async function startWorld(o: WorldOptions): Promise<RunningWorld> {
         for (const [k, v] of Object.entries(routes)) if (v.up.offered + v.down.offered > 0) out[k] = v;
       }
       return out;
+    },
+    participant(site, extra) {
+      const s = plan.sites[site]!;
+      return spawnParticipant(s.ns, s.site.name, { ...clientBase(site), ...extra }, clients);
+    },
+    async restartTransceivers(nack) {
+      world.conferenceNack = nack;
+      const specs = plan.clusters.flatMap((c) =>
+        world.clusterSpecs(c).filter((x) => x.name.includes("-transceiver-")),
+      );
+      await Promise.all(specs.map((x) => world.kill(x.name)));
+      await Promise.all(specs.map((x) => world.run(x)));
     },
     async restartPops(redis) {
       // Each old relay must have let go of its ports before its replacement binds them.

@@ -9,6 +9,7 @@ export interface LinkemJson {
   maxPeers: number;
   idleMs: number;
   fronts: { listen: string; target: string; routes: unknown[] }[];
+  tunnels?: unknown[];
 }
 
 export function popLinkem(w: WorldPlan, pop: number, seed: number): LinkemJson {
@@ -32,9 +33,36 @@ export function popLinkem(w: WorldPlan, pop: number, seed: number): LinkemJson {
   };
 }
 
+/**
+ * With conferences, one tunnel to every other cluster: its transceivers' conference sockets at
+ * its alias here, this cluster's outgoing half of the backbone link between the two.
+ */
+function conferenceTunnels(w: WorldPlan, cluster: number): unknown[] {
+  const c = w.clusters[cluster]!;
+  if (!c.conference) return [];
+  const lossPct = c.conference.lossPct;
+  return w.clusters
+    .filter((o) => o.index !== c.index && o.conference)
+    .map((o) => {
+      const link = backboneLink(c.conference!.rttMs[o.index]!, w.links).up;
+      return {
+        name: `${c.spec.name}=>${o.spec.name} conference`,
+        local: "127.0.0.1",
+        ports: c.transceivers.map((t) => t.conferencePort),
+        bindIp: c.ip,
+        remoteIp: o.ip,
+        aliasIp: o.conference!.alias,
+        remotePorts: o.transceivers.map((t) => t.conferencePort),
+        out: lossPct === null ? link : { ...link, lossPct, burst: 1 },
+      };
+    });
+}
+
 export function clusterLinkem(w: WorldPlan, cluster: number, seed: number): LinkemJson {
   const c = w.clusters[cluster]!;
+  const tunnels = conferenceTunnels(w, cluster);
   return {
+    ...(tunnels.length ? { tunnels } : {}),
     seed,
     maxPeers: 4096,
     idleMs: 120_000,

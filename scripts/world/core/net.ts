@@ -60,6 +60,9 @@ export function netBatches(w: WorldPlan): NetBatches {
     add(c.ns, `addr add ${c.ip}/24 dev net`, "link set net up", `route add default via 10.4.${c.index}.1`);
     for (const s of w.sites) add(c.ns, `addr add ${s.seenAs}/32 dev lo`);
     for (const p of w.pops) add(c.ns, `addr add ${p.seenAs}/32 dev lo`);
+    // The other clusters' transceivers, as this one reaches them (the link emulator's tunnels).
+    for (const o of w.clusters)
+      if (o.conference && o.index !== c.index) add(c.ns, `addr add ${o.conference.alias}/32 dev lo`);
   }
   return {
     namespaces,

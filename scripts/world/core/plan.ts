@@ -21,6 +21,14 @@ export const EDGE = { host: "10.0.0.1", port: 8787 };
 export const REDIS = { host: "10.0.0.2", port: 6379 };
 export const DASHBOARD = { host: "10.0.0.1", port: 9090 };
 export const ADMIN_PORT = 9300;
+/** Transceiver k of cluster c binds its conference socket on 127.0.0.1:CONFERENCE_PORT + 10c + k. */
+export const CONFERENCE_PORT = 6201;
+
+/** The inter-cluster conference link (`npm run world -- --conference`). */
+export interface ConferenceOptions {
+  /** Loss on each direction of the backbone between clusters, % (independent losses); null = the sites file's backbone loss. */
+  lossPct: number | null;
+}
 
 export interface SitePlan {
   index: number;
@@ -52,8 +60,14 @@ export interface ClusterPlan {
   ip: string;
   /** The co-located POP serving the cluster's own VIP (the "direct" public path). */
   directPop: PopSpec;
-  transceivers: { id: number; udpPort: number; httpPort: number }[];
+  transceivers: { id: number; udpPort: number; httpPort: number; conferencePort: number }[];
   backboneRttMs: number[];
+  /**
+   * With conferences: the address every OTHER cluster's namespace holds for this cluster's
+   * transceivers (their TRANSCEIVER_CONFERENCE_ADDR host, inside this cluster's backboneCidrs),
+   * and the backbone RTT to each cluster (0 to itself).
+   */
+  conference: { alias: string; rttMs: number[]; lossPct: number | null } | null;
 }
 
 export interface WorldPlan {
@@ -100,6 +114,7 @@ export function planWorld(
   input: Topology,
   sites: SitesFile,
   transceiversPerCluster = 2,
+  conference: ConferenceOptions | null = null,
 ): WorldPlan {
   const problems: string[] = [];
   if (input.pops.length < 1 || input.pops.length > MAX_POPS)
@@ -135,6 +150,7 @@ export function planWorld(
   const maxPopId = Math.max(...input.pops.map((p) => p.id));
   const clusters: ClusterPlan[] = input.clusters.map((spec, c) => {
     const ip = `10.4.${c}.2`;
+    const alias = `10.105.${c}.2`;
     return {
       index: c,
       ns: ns("c", c),
@@ -143,7 +159,7 @@ export function planWorld(
         ...spec,
         signallingUrl: `http://${ip}:7100`,
         backbone: `${ip}:5000`,
-        backboneCidrs: [`${ip}/32`, "127.0.0.1/32"],
+        backboneCidrs: [`${ip}/32`, "127.0.0.1/32", ...(conference ? [`${alias}/32`] : [])],
         vip: `${ip}:${VIP_PORT}`,
       },
       directPop: {
@@ -162,11 +178,22 @@ export function planWorld(
         id: k + 1,
         udpPort: 6101 + k,
         httpPort: 7111 + k,
+        conferencePort: CONFERENCE_PORT + 10 * c + k,
       })),
       // Server to server: no last mile; 1 ms inside one city.
       backboneRttMs: input.pops.map((p) =>
         Math.max(1, round(publicRttMs(p, spec).ms * links.backbone.rttFactor)),
       ),
+      // Between clusters as between a POP and a cluster: the city pair's RTT x rttFactor.
+      conference: conference
+        ? {
+            alias,
+            lossPct: conference.lossPct,
+            rttMs: input.clusters.map((o) =>
+              o.id === spec.id ? 0 : Math.max(1, round(publicRttMs(o, spec).ms * links.backbone.rttFactor)),
+            ),
+          }
+        : null,
     };
   });
   const sitePlans: SitePlan[] = sites.sites.map((site, i) => {

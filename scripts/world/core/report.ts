@@ -1,5 +1,6 @@
 // The run's report as data, plus its plain-text table (pure). Expected figures come from the plan
 // (the emulated links), measured ones from the clients, the transceivers and the POPs' metrics.
+import type { ConferenceReport } from "./conference.ts";
 import type { WorldPlan } from "./plan.ts";
 
 export interface PathResult {
@@ -66,6 +67,8 @@ export interface WorldReport {
     deadlineMs: number;
     sites: { name: string; cluster: string | null; answeredMs: number }[];
   } | null;
+  /** The conference across the clusters (`--conference`): absent without the option. */
+  conference?: ConferenceReport;
   assumptions: WorldPlan["links"];
   /** What each emulated link did during the site calls: route name -> up/down counters. */
   links: Record<string, { up: LinkCounters; down: LinkCounters }>;

@@ -3,6 +3,7 @@
 import { parseCidr, parseHostPort } from "../../../shared/topology/address.ts";
 import type { LinkParams } from "./core/link.ts";
 import { parseLinkSpec } from "./core/params.ts";
+import type { TunnelConfig } from "./tunnel.ts";
 
 export interface RouteConfig {
   /** Label for stats (e.g. "sydney->pop-sin"). */
@@ -29,6 +30,8 @@ export interface LinkemConfig {
   /** A peer silent this long is forgotten and its upstream socket closed. */
   idleMs: number;
   fronts: FrontConfig[];
+  /** Address-preserving paths to another namespace's programs (tunnel.ts); none by default. */
+  tunnels: TunnelConfig[];
 }
 
 export class LinkemConfigError extends Error {
@@ -104,7 +107,49 @@ export function parseLinkemConfig(raw: unknown): LinkemConfig {
     });
     fronts.push({ listen: hp(f?.listen, `${p}.listen`), target: hp(f?.target, `${p}.target`), routes });
   });
+  const tunnels = parseTunnels(o.tunnels, errors);
   if (errors.length > 0)
     throw new LinkemConfigError(`invalid link emulator config:\n  ${errors.join("\n  ")}`);
-  return { seed, maxPeers, idleMs, fronts };
+  return { seed, maxPeers, idleMs, fronts, tunnels };
+}
+
+const ports = (v: unknown): v is number[] =>
+  Array.isArray(v) &&
+  v.length > 0 &&
+  v.length <= 64 &&
+  v.every((p) => Number.isInteger(p) && (p as number) > 0 && (p as number) < 65536);
+
+function parseTunnels(raw: unknown, errors: string[]): TunnelConfig[] {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw) || raw.length > 16) {
+    errors.push("tunnels: must be an array of at most 16");
+    return [];
+  }
+  const out: TunnelConfig[] = [];
+  raw.forEach((t: Record<string, unknown>, i: number) => {
+    const p = `tunnels[${i}]`;
+    const ip = (k: string): string => {
+      const v = t?.[k];
+      if (typeof v === "string" && ipv4(v) !== null) return v;
+      errors.push(`${p}.${k}: must be an IPv4 address, got ${JSON.stringify(v)}`);
+      return "";
+    };
+    const [local, bindIp, remoteIp, aliasIp] = [ip("local"), ip("bindIp"), ip("remoteIp"), ip("aliasIp")];
+    if (!ports(t?.ports)) errors.push(`${p}.ports: must be 1-64 ports`);
+    if (!ports(t?.remotePorts)) errors.push(`${p}.remotePorts: must be 1-64 ports`);
+    const link = parseLinkSpec(t?.out, `${p}.out`);
+    if (!link.ok) errors.push(link.reason);
+    else if (ports(t.ports) && ports(t.remotePorts))
+      out.push({
+        name: typeof t.name === "string" ? t.name : `tunnel${i}`,
+        local,
+        bindIp,
+        remoteIp,
+        aliasIp,
+        ports: t.ports,
+        remotePorts: t.remotePorts,
+        out: link.params,
+      });
+  });
+  return out;
 }
