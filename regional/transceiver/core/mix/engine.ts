@@ -131,7 +131,13 @@ export class MixEngine {
    * One frame of `source` (a slot); invalid input is dropped and counted. Returns true if kept.
    * `rttMs`: the round trip of the hop it came over when that hop repairs by NACK (else null).
    */
-  push(source: number, h: MixFrameHeader, payload: Uint8Array, now: number, rttMs: number | null = null): boolean {
+  push(
+    source: number,
+    h: MixFrameHeader,
+    payload: Uint8Array,
+    now: number,
+    rttMs: number | null = null,
+  ): boolean {
     const drop = this.#validate(source, h, payload);
     if (drop !== null) {
       this.counters.dropped[drop]++;
@@ -169,7 +175,13 @@ export class MixEngine {
   }
 
   /** Per source: its current playout target and how many repaired frames it played. */
-  sourceStats(): { source: number; targetMs: number; repairedPlayed: number; gaps: number; stalled: number }[] {
+  sourceStats(): {
+    source: number;
+    targetMs: number;
+    repairedPlayed: number;
+    gaps: number;
+    stalled: number;
+  }[] {
     return this.#sources.map((s) => ({
       source: s.id,
       targetMs: s.jitter.targetMs,
