@@ -132,7 +132,11 @@ describe("PlayoutTarget", () => {
     // 100 clean frames at RTT 80: unchanged.
     for (; t < 2000; t += 20) expect(p.update(t, ++received, gaps, 80)).toBe(PLAYOUT_DELAY_MS);
     // 1 frame in 50 lost (2 %).
-    for (; t < 6000; t += 20) p.update(t, (received += 1), t % 1000 === 0 ? ++gaps : gaps, 80);
+    for (; t < 6000; t += 20) {
+      received++;
+      if (t % 1000 === 0) gaps++;
+      p.update(t, received, gaps, 80);
+    }
     expect(p.targetMs).toBe(120);
     // Without repair (no RTT), waiting gains nothing.
     expect(p.update(t, received, gaps, null)).toBe(PLAYOUT_DELAY_MS);
