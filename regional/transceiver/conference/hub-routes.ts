@@ -155,6 +155,6 @@ export class HubRoutes {
       const j = live[i]!;
       if (j !== from) j.link.media(from.slot, j.slot, a, payload, now);
     }
-    this.#mixer?.push(from.slot, a, payload);
+    this.#mixer?.push(from.slot, a, payload, from.link.repairRttMs);
   }
 }

@@ -211,7 +211,7 @@ export class LegUplink implements BackendLink, ConferenceEndpoint, CallTap {
       return;
     }
     if (this.#link.onMedia(source, a.sequenceNumber, now) === "duplicate") return;
-    this.#mixer.push(source, a, frame.subarray(AUDIO_FRAME_HEADER_BYTES));
+    this.#mixer.push(source, a, frame.subarray(AUDIO_FRAME_HEADER_BYTES), this.#link.repairRttMs);
   }
 
   /** The hub's event (the backend's, or a notice): to the client, in order. */

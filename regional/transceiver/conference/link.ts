@@ -222,6 +222,11 @@ export class ConferenceLink {
     return r === undefined ? null : Math.round(r * 100) / 100;
   }
 
+  /** The round trip when this link repairs by NACK (what a mixer waits for), else null. */
+  get repairRttMs(): number | null {
+    return this.#nack ? this.rttMs : null;
+  }
+
   /** A keepalive from us: the timing block, then what `write` adds (the hub's roster). */
   keepalive(now: number, write?: (buf: Buffer, off: number) => number): void {
     this.control(ConferenceKind.keepalive, now, (b, off) => {

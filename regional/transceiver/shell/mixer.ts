@@ -26,6 +26,8 @@ export interface MixerStats extends JitterTotals, Omit<MixCounters, "dropped"> {
   sources: number;
   dropped: MixCounters["dropped"];
   sendErrors: number;
+  /** Each current source's playout target (ms) and repaired frames played. */
+  perSource: ReturnType<MixEngine["sourceStats"]>;
 }
 
 export class Mixer implements MixClockClient {
@@ -54,10 +56,14 @@ export class Mixer implements MixClockClient {
     this.#clock?.add(this);
   }
 
-  /** One frame of `source` (0 = the backend, else a participant slot); bad input is counted. */
-  push(source: number, h: AudioFrameHeader, payload: Uint8Array): void {
+  /**
+   * One frame of `source` (0 = the backend, else a participant slot); bad input is counted.
+   * `rttMs`: the round trip of the hop it came over when that hop repairs by NACK (the source's
+   * playout delay then rises while the hop loses, so repaired frames are played), else null.
+   */
+  push(source: number, h: AudioFrameHeader, payload: Uint8Array, rttMs: number | null = null): void {
     if (this.#closed) return;
-    this.#engine.push(source, h, payload, this.#now());
+    this.#engine.push(source, h, payload, this.#now(), rttMs);
   }
 
   remove(source: number): void {
@@ -92,6 +98,7 @@ export class Mixer implements MixClockClient {
       ...e.counters,
       dropped: { ...e.counters.dropped },
       sendErrors: this.#sendErrors,
+      perSource: e.sourceStats(),
     };
   }
 }

@@ -112,25 +112,37 @@ export const eventsOf = (c: TestClient, type: string): Record<string, unknown>[]
 /**
  * A UDP hop between a leg and its hub, both ways (the leg advertises its `port`, since the hub
  * takes a participant's frames only from the address its hello names): the leg's datagrams go to
- * the hub unless `drop` says otherwise, the hub's back to the leg unless `dropToLeg` does. Call
- * `to(hub)` once known.
+ * the hub unless `drop` says otherwise, the hub's back to the leg unless `dropToLeg` does, each
+ * `delayMs` late (each way: the hop's RTT is twice that). Call `to(hub)` once known.
  */
-export async function lossyForwarder(drop: (msg: Buffer) => boolean, dropToLeg?: (msg: Buffer) => boolean) {
+export async function lossyForwarder(
+  drop: (msg: Buffer) => boolean,
+  dropToLeg?: (msg: Buffer) => boolean,
+  delayMs = 0,
+) {
   const s: Socket = createSocket("udp4");
   await new Promise<void>((r) => s.bind(0, "127.0.0.1", () => r()));
   let dropped = 0;
   let hub: { host: string; port: number } | undefined;
   let leg: number | undefined;
+  let open = true;
+  const out = (msg: Buffer, port: number, host: string) => {
+    if (delayMs === 0) s.send(msg, port, host);
+    else
+      setTimeout(() => {
+        if (open) s.send(msg, port, host);
+      }, delayMs);
+  };
   s.on("message", (msg, from) => {
     if (hub === undefined) return;
     if (from.port === hub.port) {
       if (dropToLeg?.(msg)) dropped++;
-      else if (leg !== undefined) s.send(msg, leg, "127.0.0.1");
+      else if (leg !== undefined) out(msg, leg, "127.0.0.1");
       return;
     }
     leg = from.port;
     if (drop(msg)) dropped++;
-    else s.send(msg, hub.port, hub.host);
+    else out(msg, hub.port, hub.host);
   });
   return {
     port: s.address().port,
@@ -139,7 +151,11 @@ export async function lossyForwarder(drop: (msg: Buffer) => boolean, dropToLeg?:
     to: (h: { host: string; port: number }) => {
       hub = h;
     },
-    close: () => new Promise<void>((r) => s.close(() => r())),
+    close: () =>
+      new Promise<void>((r) => {
+        open = false;
+        s.close(() => r());
+      }),
   };
 }
 

@@ -7,6 +7,9 @@
 // decode(null)), then silence. A tick where no source has audio sends nothing (DTX-like: the
 // receiver's jitter buffer fills the gap with its own comfort noise, we spend no encode and no
 // bandwidth); the output timestamp still advances, and the next frame carries the marker bit.
+//
+// Playout delay per source (core/mix/playout.ts): raised while the source's hop loses and repairs
+// (the RTT comes with its frames), so that repaired frames are played.
 
 import {
   type AudioCodecs,
@@ -19,6 +22,7 @@ import {
 } from "./codecs.ts";
 import { JitterBuffer, type JitterCounters, newJitterCounters } from "./jitter.ts";
 import { addToMix, clearMix, saturate } from "./pcm.ts";
+import { PlayoutTarget } from "./playout.ts";
 
 export const MIX_TICK_MS = 20;
 /** A source with no frame for this long is removed (its decoder freed). */
@@ -58,6 +62,9 @@ class Source {
   /** The last thing this source played was a real frame (so a miss may be concealed once). */
   live = false;
   lastCodec = 0;
+  readonly playout = new PlayoutTarget();
+  /** The RTT of the hop its frames come over when that hop repairs (NACK), else null. */
+  rttMs: number | null = null;
   readonly id: number;
   constructor(id: number) {
     this.id = id;
@@ -120,8 +127,17 @@ export class MixEngine {
     return this.#sources.length;
   }
 
-  /** One frame of `source` (a slot); invalid input is dropped and counted. Returns true if kept. */
-  push(source: number, h: MixFrameHeader, payload: Uint8Array, now: number): boolean {
+  /**
+   * One frame of `source` (a slot); invalid input is dropped and counted. Returns true if kept.
+   * `rttMs`: the round trip of the hop it came over when that hop repairs by NACK (else null).
+   */
+  push(
+    source: number,
+    h: MixFrameHeader,
+    payload: Uint8Array,
+    now: number,
+    rttMs: number | null = null,
+  ): boolean {
     const drop = this.#validate(source, h, payload);
     if (drop !== null) {
       this.counters.dropped[drop]++;
@@ -136,6 +152,7 @@ export class MixEngine {
       s = new Source(source);
       this.#sources.push(s);
     }
+    s.rttMs = rttMs;
     return s.jitter.push(h.sequenceNumber, h.codec, h.flags, payload, now) === "ok";
   }
 
@@ -155,6 +172,23 @@ export class MixEngine {
       addCounters(t, s.jitter.counters);
     }
     return t;
+  }
+
+  /** Per source: its current playout target and how many repaired frames it played. */
+  sourceStats(): {
+    source: number;
+    targetMs: number;
+    repairedPlayed: number;
+    gaps: number;
+    stalled: number;
+  }[] {
+    return this.#sources.map((s) => ({
+      source: s.id,
+      targetMs: s.jitter.targetMs,
+      repairedPlayed: s.jitter.counters.repairedPlayed,
+      gaps: s.jitter.counters.gaps,
+      stalled: s.jitter.counters.stalled,
+    }));
   }
 
   /** One 20 ms step; true when an output frame is ready in header/payload/length. */
@@ -198,9 +232,11 @@ export class MixEngine {
   // Decodes until the source holds 20 ms (or has nothing more to give); true if it has any audio.
   #fill(s: Source, now: number): boolean {
     const j = s.jitter;
+    j.targetMs = s.playout.update(now, j.counters.received, j.counters.gaps, s.rttMs);
     while (s.pcmLen < MIX_FRAME_SAMPLES) {
       const r = j.pop(now);
       if (r === "empty" || r === "waiting") break;
+      // "missing" or "stall": concealed alike.
       let n = 0;
       if (r === "frame") {
         n = this.#codecs.decode(s.id, j.codec, j.payload, j.length, this.#decoded);
