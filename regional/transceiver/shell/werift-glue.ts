@@ -7,6 +7,7 @@
 import type { RTCPeerConnection } from "werift";
 import { Candidate, Connection, candidateFoundation, candidatePriority, StunProtocol } from "werift";
 import type { Address } from "../core/mux.ts";
+import { assertMediaCompatible } from "./werift-media.ts";
 
 /** werift's address tuple: [host, port]. */
 export type { Address };
@@ -67,9 +68,10 @@ export class GlueError extends Error {
 
 /**
  * Throws a GlueError naming every missing private member. Cheap (no sockets): builds one bare
- * ICE Connection.
+ * ICE Connection (and, for the media members of werift-media.ts, a bare receiver and sender).
  */
 export function assertGlueCompatible(): void {
+  assertMediaCompatible();
   const missing: string[] = [];
   const cproto = Connection.prototype as unknown as Record<string, unknown>;
   for (const m of GLUE_MEMBERS["Connection.prototype"]) {
