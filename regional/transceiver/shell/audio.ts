@@ -1,7 +1,8 @@
 // Audio framing between werift and the backend link: client RTP → backend audio frames (codec by
 // payload type), backend frames → RTP on the negotiated send codec. Nothing allocates per packet
-// on the way in (one reused frame header).
-import { type RTCRtpTransceiver, RtpHeader, RtpPacket } from "werift";
+// on the way in (one reused frame header); on the way out RtpOut (werift-media.ts) sends without
+// werift's per-packet objects.
+import type { RTCRtpTransceiver, RtpPacket } from "werift";
 import {
   AUDIO_CODEC_NAMES,
   AudioFlags,
@@ -9,11 +10,11 @@ import {
   codecOfMime,
   newAudioFrameHeader,
 } from "../backend-protocol.ts";
-
-const noop = (): void => {};
+import { RtpOut } from "./werift-media.ts";
 
 export class CallAudio {
   readonly #t: RTCRtpTransceiver;
+  readonly #out: RtpOut;
   readonly #ptToCodec = new Map<number, number>();
   readonly #frame = newAudioFrameHeader();
   #sendCodec = 0;
@@ -23,6 +24,7 @@ export class CallAudio {
 
   constructor(t: RTCRtpTransceiver) {
     this.#t = t;
+    this.#out = new RtpOut(t.sender);
   }
 
   /** Reads the negotiated codecs after the answer; false when no audio codec is in common. */
@@ -66,13 +68,7 @@ export class CallAudio {
     // A client that only sends (a WHIP publisher) gets no RTP: werift would send it regardless.
     if (!this.#clientReceives) return "not_receiving";
     if (h.codec !== this.#sendCodec) return "codec_mismatch";
-    const header = new RtpHeader({
-      payloadType: this.#sendPt,
-      sequenceNumber: h.sequenceNumber,
-      timestamp: h.timestamp,
-      marker: (h.flags & AudioFlags.marker) !== 0,
-    });
-    this.#t.sender.sendRtp(new RtpPacket(header, payload)).catch(noop);
+    this.#out.send(this.#sendPt, h.sequenceNumber, h.timestamp, (h.flags & AudioFlags.marker) !== 0, payload);
     return "sent";
   }
 }
