@@ -5,9 +5,11 @@
 // werift's own getStats() reports for the same call.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RTCRtpReceiver, RtpHeader, RtpPacket, useOPUS } from "werift";
 import { CallStats } from "../../regional/transceiver/shell/stats.ts";
 import {
   type InboundState,
+  leanReceive,
   MEDIA_MEMBERS,
   mediaStatsOf,
 } from "../../regional/transceiver/shell/werift-media.ts";
@@ -58,6 +60,7 @@ describe("call quality from werift's receiver state", () => {
     const call = h.t.calls.get(callId)!;
     const audio = call.pc.getTransceivers()[0]!;
     const media = mediaStatsOf(audio);
+    expect(Object.hasOwn(audio.receiver, "handleRTP")).toBe(true); // leanReceive is on
     const s: InboundState = { packetsReceived: 0, packetsLost: 0, jitter: 0 };
     expect(media.inbound(s)).toBe(false);
 
@@ -125,5 +128,58 @@ describe("call quality from werift's receiver state", () => {
     const w = await weriftStats(call.pc);
     expect(w.remote).toHaveLength(1);
     expect(w.remote[0]!.roundTripTime).toBe(media.rtcpRtt());
+  });
+});
+
+describe("leanReceive: werift's receiver without the per-packet work audio does not need", () => {
+  const codec = (payloadType: number, feedback: string[] = []) =>
+    useOPUS({ payloadType, rtcpFeedback: feedback.map((type) => ({ type })) });
+  const packet = (seq: number) =>
+    new RtpPacket(
+      new RtpHeader({ payloadType: 111, sequenceNumber: seq, timestamp: seq * 960, ssrc: 7 }),
+      randomBytes(20),
+    );
+
+  it("hands plain audio packets on as parsed, keeps werift's statistics, and defers to werift otherwise", () => {
+    const receiver = new RTCRtpReceiver({ debug: {} } as never, "audio", 1);
+    const got: RtpPacket[] = [];
+    const track = { kind: "audio", onReceiveRtp: { execute: (p: RtpPacket) => got.push(p) } };
+    const handle = (p: RtpPacket) =>
+      (receiver as unknown as { handleRTP(p: RtpPacket, e: object, t: object): void }).handleRTP(
+        p,
+        {},
+        track,
+      );
+    try {
+      receiver.prepareReceive({ codecs: [codec(111)], encodings: [] } as never);
+      expect(leanReceive(receiver)).toBe(true);
+      const a = packet(1);
+      const b = packet(2);
+      handle(a); // the stream's first packet: werift's path (it makes the statistics), a clone
+      handle(b); // then the lean path: the packet itself
+      expect(got[0]).not.toBe(a);
+      expect(got[0]!.payload.equals(a.payload)).toBe(true);
+      expect(got[1]).toBe(b);
+      handle(packet(5)); // 3 and 4 lost
+      const media = mediaStatsOf({ receiver, sender: { rtt: undefined } } as never);
+      (receiver.tracks as { ssrc?: number }[]).push({ ssrc: 7 });
+      const s: InboundState = { packetsReceived: 0, packetsLost: 0, jitter: 0 };
+      expect(media.inbound(s)).toBe(true);
+      expect(s).toMatchObject({ packetsReceived: 3, packetsLost: 2 });
+      // An unknown payload type is dropped, as werift drops it.
+      handle(new RtpPacket(new RtpHeader({ payloadType: 0, sequenceNumber: 6, ssrc: 7 }), randomBytes(4)));
+      expect(got).toHaveLength(3);
+      // Renegotiated with transport-cc on the lowest payload type: werift's path again (a clone).
+      receiver.prepareReceive({ codecs: [codec(100, ["transport-cc"]), codec(111)], encodings: [] } as never);
+      const c = packet(7);
+      try {
+        handle(c);
+      } catch {
+        // werift's TWCC set-up needs a DTLS transport this bare receiver lacks: it was reached.
+      }
+      expect(got.at(-1)).not.toBe(c);
+    } finally {
+      receiver.stop();
+    }
   });
 });

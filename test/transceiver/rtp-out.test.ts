@@ -1,4 +1,4 @@
-// RtpOut (shell/werift-media.ts) sends a call's audio as werift's sender.sendRtp would: a real
+// RtpOut (shell/rtp-out.ts) sends a call's audio as werift's sender.sendRtp would: a real
 // werift client receives the same SSRC, payload type, sequence and timestamp numbering whichever
 // path sent a packet, the sender's report counters move the same way (the client's view of our
 // sender reports agrees), and a sender in a state the direct path does not cover goes through
@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RTCRtpSender, RtpHeader, RtpPacket } from "werift";
-import { RtpOut } from "../../regional/transceiver/shell/werift-media.ts";
+import { RtpOut } from "../../regional/transceiver/shell/rtp-out.ts";
 import { type Harness, startHarness, until } from "./helpers/harness.ts";
 
 let h: Harness;

@@ -1,7 +1,7 @@
 // Audio framing between werift and the backend link: client RTP → backend audio frames (codec by
 // payload type), backend frames → RTP on the negotiated send codec. Nothing allocates per packet
-// on the way in (one reused frame header); on the way out RtpOut (werift-media.ts) sends without
-// werift's per-packet objects.
+// on the way in (one reused frame header; werift's receiver runs leanReceive, werift-media.ts);
+// on the way out RtpOut (rtp-out.ts) sends without werift's per-packet objects.
 import type { RTCRtpTransceiver, RtpPacket } from "werift";
 import {
   AUDIO_CODEC_NAMES,
@@ -10,7 +10,8 @@ import {
   codecOfMime,
   newAudioFrameHeader,
 } from "../backend-protocol.ts";
-import { RtpOut } from "./werift-media.ts";
+import { RtpOut } from "./rtp-out.ts";
+import { leanReceive } from "./werift-media.ts";
 
 export class CallAudio {
   readonly #t: RTCRtpTransceiver;
@@ -25,6 +26,7 @@ export class CallAudio {
   constructor(t: RTCRtpTransceiver) {
     this.#t = t;
     this.#out = new RtpOut(t.sender);
+    leanReceive(t.receiver);
   }
 
   /** Reads the negotiated codecs after the answer; false when no audio codec is in common. */

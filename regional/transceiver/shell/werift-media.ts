@@ -3,11 +3,13 @@
 // StreamStatistics, the figures its receiver reports and its `inbound-rtp` stats carry) and the
 // sender's RTCP round-trip time (its `remote-inbound-rtp`); getStats() builds the whole report
 // (transports, certificates, candidate pairs) as objects and promises to read four numbers.
-// Written instead of sender.sendRtp(): RtpOut, the audio send path. These are private members of
-// werift 0.25.2 (pinned), listed in MEDIA_MEMBERS / SEND_MEMBERS and checked by
-// assertMediaCompatible() at start-up and in test/transceiver/werift-glue.test.ts; RtpOut falls
-// back to werift's sendRtp when they are missing. Facts in docs/werift.md.
-import { RTCRtpReceiver, RTCRtpSender, type RTCRtpTransceiver, RtpHeader, RtpPacket } from "werift";
+// leanReceive: the receiver's per-packet handler without the work audio does not need. The send
+// side is rtp-out.ts. These are private members of werift 0.25.2 (pinned), listed in
+// MEDIA_MEMBERS / SEND_MEMBERS and checked by assertMediaCompatible() at start-up and in
+// test/transceiver/werift-glue.test.ts; the per-packet paths fall back to werift's own when a
+// member is missing. Facts in docs/werift.md.
+import { RTCRtpReceiver, RTCRtpSender, type RTCRtpTransceiver, type RtpPacket } from "werift";
+import { SEND_MEMBERS } from "./rtp-out.ts";
 
 /** werift's StreamStatistics (media/receiver/statistics.ts), the members read here. */
 interface StreamStatisticsInternals {
@@ -96,9 +98,9 @@ export function assertMediaCompatible(): void {
     unknown
   >;
   const sender = new RTCRtpSender("audio") as unknown as Record<string, unknown>;
-  for (const m of MEDIA_MEMBERS["RTCRtpReceiver instance"])
+  for (const m of [...MEDIA_MEMBERS["RTCRtpReceiver instance"], ...RECEIVE_MEMBERS])
     if (!(m in receiver)) missing.push(`RTCRtpReceiver#${m}`);
-  for (const m of MEDIA_MEMBERS["RTCRtpSender instance"])
+  for (const m of [...MEDIA_MEMBERS["RTCRtpSender instance"], ...SEND_MEMBERS])
     if (!(m in sender)) missing.push(`RTCRtpSender#${m}`);
   if (typeof receiver.remoteStreams !== "object" || receiver.remoteStreams === null)
     missing.push("RTCRtpReceiver#remoteStreams (object)");
@@ -108,136 +110,117 @@ export function assertMediaCompatible(): void {
     throw new MediaStatsError(`werift media members changed; missing: ${missing.join(", ")}`);
 }
 
-/** werift's RTCRtpSender, the members the send path below reads and writes. */
-interface SenderSendInternals {
+/** werift's RTCRtpReceiver, the members its per-packet handler below uses. */
+interface ReceiveInternals {
+  readonly kind: string;
   readonly stopped: boolean;
-  readonly rtpContinuityPending: boolean;
-  readonly pendingRtpEnabled: boolean;
-  readonly headerExtensions: readonly unknown[];
-  readonly redRedundantPayloadType?: number;
-  readonly dtlsTransport?: {
-    readonly state: string;
-    sendRtp(payload: Buffer, header: RtpHeader): Promise<number>;
-  };
-  readonly codec?: { readonly payloadType?: number };
-  readonly ssrc: number;
-  readonly seqOffset: number;
-  readonly timestampOffset: number;
-  timestamp?: number;
-  sequenceNumber?: number;
-  ntpTimestamp: bigint;
-  rtpTimestamp: number;
-  octetCount: number;
-  headerBytesSent: number;
-  packetCount: number;
+  readonly codecs: Record<
+    number,
+    { readonly mimeType: string; readonly rtcpFeedback: readonly { type: string }[] }
+  >;
+  readonly remoteStreams: Record<number, { add(p: RtpPacket): void } | undefined>;
+  readonly receiverTWCC: unknown;
   readonly rtcpRunning: boolean;
   runRtcp(): Promise<void>;
+  handleRTP(packet: RtpPacket, extensions: unknown, track: ReceiveTrack | undefined): void;
+  prepareReceive(params: unknown): void;
 }
 
-export const SEND_MEMBERS = [
+interface ReceiveTrack {
+  readonly kind: string;
+  readonly onReceiveRtp: { execute(p: RtpPacket, extensions: unknown): void };
+}
+
+export const RECEIVE_MEMBERS = [
+  "kind",
   "stopped",
-  "rtpContinuityPending",
-  "pendingRtpEnabled",
-  "headerExtensions",
-  "redRedundantPayloadType",
-  "dtlsTransport",
-  "codec",
-  "ssrc",
-  "seqOffset",
-  "timestampOffset",
-  "timestamp",
-  "sequenceNumber",
-  "ntpTimestamp",
-  "rtpTimestamp",
-  "octetCount",
-  "headerBytesSent",
-  "packetCount",
+  "codecs",
+  "remoteStreams",
+  "receiverTWCC",
   "rtcpRunning",
-  "runRtcp",
 ] as const;
 
-const NTP_EPOCH_OFFSET_S = 2_208_988_800;
-let ntpMs = -1;
-let ntpValue = 0n;
-
-/** The 64-bit NTP time of now (RFC 3550 4), one BigInt per millisecond for every call. */
-function ntpNow(): bigint {
-  const ms = Math.floor(performance.timeOrigin + performance.now());
-  if (ms !== ntpMs) {
-    ntpMs = ms;
-    const s = Math.floor(ms / 1000) + NTP_EPOCH_OFFSET_S;
-    const frac = Math.floor(((ms % 1000) / 1000) * 0x1_0000_0000);
-    ntpValue = (BigInt(s) << 32n) | BigInt(frac);
+/** Codecs werift's handleRTP treats specially (RTX unwrapping, RED), by mimeType. */
+const plainCodec = new WeakMap<object, boolean>();
+function isPlain(codec: { mimeType: string }): boolean {
+  let v = plainCodec.get(codec);
+  if (v === undefined) {
+    const name = codec.mimeType.split("/")[1]?.toLowerCase();
+    v = name !== "rtx" && name !== "red";
+    plainCodec.set(codec, v);
   }
-  return ntpValue;
+  return v;
+}
+
+/** werift's twccEnabled (transport-cc feedback on the lowest payload type) without its sort. */
+function twccEnabled(codecs: ReceiveInternals["codecs"]): boolean {
+  let lowest = -1;
+  for (const k in codecs) if (lowest < 0 || Number(k) < lowest) lowest = Number(k);
+  if (lowest < 0) return false;
+  const fb = codecs[lowest]!.rtcpFeedback;
+  for (let i = 0; i < fb.length; i++) if (fb[i]!.type === "transport-cc") return true;
+  return false;
 }
 
 /**
- * One call's audio RTP out, as werift's `sender.sendRtp(packet)` sends it when the call has no
- * RTP header extensions, no RED and no pending-RTP queue (what serverPeerConnection negotiates):
- * the same SSRC, payload type, sequence and timestamp offsets, sender-report counters and
- * SRTP/ICE path (werift's `dtlsTransport.sendRtp`), without its per-packet packet clone,
- * extension mapping, BigInt arithmetic, string-built NTP time and three promises. Not kept: the
- * NACK history (audio is answered without nack feedback) and the send-side bandwidth estimator's
- * bookkeeping (only transport-cc feedback reads it, never negotiated for audio). Anything else
- * goes through werift's own path.
+ * Replaces the audio receiver's per-packet handler (on this instance) with werift's handleRTP
+ * minus what a plain audio packet does not need: the sorted codec list built to read
+ * twccEnabled, two string splits of the codec's name, and a clone of the packet werift just
+ * parsed for the one subscriber (the call, which copies what it keeps). RTX, RED, transport-cc,
+ * video and the first packet of a stream (werift makes its statistics) take werift's own path.
+ * False when werift's receiver is not the shape this was written for (werift's handler stays).
  */
-export class RtpOut {
-  readonly #sender: RTCRtpSender;
-  readonly #s: SenderSendInternals;
-  readonly #header = new RtpHeader();
-  readonly #fast: boolean;
-
-  constructor(sender: RTCRtpSender) {
-    this.#sender = sender;
-    this.#s = sender as unknown as SenderSendInternals;
-    const o = sender as unknown as Record<string, unknown>;
-    this.#fast = SEND_MEMBERS.every((m) => m in o) && typeof o.runRtcp === "function";
-  }
-
-  /** Whether packets take the direct path (false: werift's sendRtp for each). */
-  get direct(): boolean {
-    return this.#fast;
-  }
-
-  send(payloadType: number, seq: number, ts: number, marker: boolean, payload: Buffer): void {
-    const s = this.#s;
+export function leanReceive(receiver: RTCRtpReceiver): boolean {
+  const r = receiver as unknown as ReceiveInternals;
+  const proto = Object.getPrototypeOf(receiver) as Partial<ReceiveInternals>;
+  if (
+    r.kind !== "audio" ||
+    typeof proto.handleRTP !== "function" ||
+    typeof proto.prepareReceive !== "function" ||
+    typeof r.runRtcp !== "function"
+  )
+    return false;
+  if (!RECEIVE_MEMBERS.every((m) => m in r)) return false;
+  const werift = proto.handleRTP;
+  const prepare = proto.prepareReceive;
+  // twccEnabled depends only on the codec map, which only prepareReceive (and resyncCodecs,
+  // through it) changes: computed once per change.
+  let twcc: boolean | undefined;
+  const lean = function (
+    this: ReceiveInternals,
+    packet: RtpPacket,
+    extensions: unknown,
+    track?: ReceiveTrack,
+  ) {
+    if (this.stopped) return;
+    const codec = this.codecs[packet.header.payloadType];
+    if (codec === undefined) return;
+    const stream = this.remoteStreams[packet.header.ssrc];
+    if (twcc === undefined) twcc = twccEnabled(this.codecs);
     if (
-      !this.#fast ||
-      s.rtpContinuityPending ||
-      s.pendingRtpEnabled ||
-      s.headerExtensions.length > 0 ||
-      s.redRedundantPayloadType !== undefined
+      stream === undefined ||
+      track === undefined ||
+      track.kind !== "audio" ||
+      this.receiverTWCC !== undefined ||
+      !isPlain(codec) ||
+      twcc
     ) {
-      this.#viaWerift(payloadType, seq, ts, marker, payload);
+      werift.call(this, packet, extensions, track);
       return;
     }
-    // werift's canSendRtp: dropped until DTLS is up.
-    const dtls = s.dtlsTransport;
-    const codec = s.codec;
-    if (s.stopped || dtls === undefined || dtls.state !== "connected" || codec === undefined) return;
-    const h = this.#header;
-    h.ssrc = s.ssrc;
-    h.payloadType = codec.payloadType ?? payloadType;
-    h.marker = marker;
-    h.timestamp = (ts + s.timestampOffset) >>> 0;
-    h.sequenceNumber = (seq + s.seqOffset) & 0xffff;
-    s.timestamp = h.timestamp;
-    s.sequenceNumber = h.sequenceNumber;
-    s.ntpTimestamp = ntpNow();
-    s.rtpTimestamp = h.timestamp;
-    s.octetCount += payload.length;
-    s.headerBytesSent += h.serializeSize;
-    s.packetCount = (s.packetCount + 1) >>> 0;
-    // Encrypts synchronously (the header is read before this returns), then sends; never rejects.
-    void dtls.sendRtp(payload, h);
-    if (!s.rtcpRunning) void s.runRtcp();
-  }
-
-  #viaWerift(payloadType: number, seq: number, ts: number, marker: boolean, payload: Buffer): void {
-    const header = new RtpHeader({ payloadType, sequenceNumber: seq, timestamp: ts, marker });
-    this.#sender.sendRtp(new RtpPacket(header, payload)).catch(noop);
-  }
+    stream.add(packet);
+    track.onReceiveRtp.execute(packet, extensions);
+    if (!this.rtcpRunning) void this.runRtcp();
+  };
+  const prepareReceive = function (this: ReceiveInternals, params: unknown) {
+    twcc = undefined;
+    return prepare.call(this, params);
+  };
+  Object.defineProperty(receiver, "handleRTP", { value: lean, writable: true, configurable: true });
+  Object.defineProperty(receiver, "prepareReceive", {
+    value: prepareReceive,
+    writable: true,
+    configurable: true,
+  });
+  return true;
 }
-
-const noop = (): void => {};
