@@ -11,7 +11,7 @@ import {
   newAudioFrameHeader,
 } from "../backend-protocol.ts";
 import { RtpOut } from "./rtp-out.ts";
-import { leanReceive } from "./werift-media.ts";
+import { leanEvent, leanReceive } from "./werift-media.ts";
 
 export class CallAudio {
   readonly #t: RTCRtpTransceiver;
@@ -40,6 +40,9 @@ export class CallAudio {
     }
     const dir = t.currentDirection;
     this.#clientReceives = dir === "sendrecv" || dir === "sendonly";
+    // Each decrypted packet passes these (werift-media.ts).
+    leanEvent(t.dtlsTransport?.onRtp);
+    for (const track of t.receiver.tracks) leanEvent(track.onReceiveRtp);
     const send = t.sender.codec ?? codecs[0]!;
     this.#sendCodec = codecOfMime(send.mimeType);
     this.#sendPt = send.payloadType ?? 0;

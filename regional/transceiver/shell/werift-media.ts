@@ -224,3 +224,54 @@ export function leanReceive(receiver: RTCRtpReceiver): boolean {
   });
   return true;
 }
+
+interface EventInternals {
+  ended: boolean;
+  readonly event: {
+    readonly stack: { execute(...a: unknown[]): unknown }[];
+    readonly promiseStack: unknown[];
+  };
+  execute: (...args: unknown[]) => void;
+}
+
+const leanEvents = new WeakSet<object>();
+
+/**
+ * werift's Event.execute, for one event object, without the async function it starts on every
+ * call to run its promise subscribers (and the promise and rest-argument array that costs) when
+ * it has none: the per-packet events (a datagram in, decrypted RTP, the track's RTP) have only
+ * plain subscribers. With promise subscribers, or more than two arguments, werift's own runs.
+ */
+export function leanEvent(ev: unknown): boolean {
+  const e = ev as EventInternals | undefined;
+  if (
+    e === undefined ||
+    e === null ||
+    typeof e.execute !== "function" ||
+    typeof e.event !== "object" ||
+    !Array.isArray(e.event?.stack) ||
+    !Array.isArray(e.event.promiseStack)
+  )
+    return false;
+  if (leanEvents.has(e)) return true;
+  leanEvents.add(e);
+  const werift = e.execute;
+  const stack = e.event.stack;
+  const promises = e.event.promiseStack;
+  e.execute = function (a?: unknown, b?: unknown): void {
+    // biome-ignore lint/complexity/noArguments: the arity picks the path; a rest array would be the allocation this avoids
+    const n = arguments.length;
+    if (promises.length > 0 || n > 2) {
+      // biome-ignore lint/complexity/noArguments: forwarded unchanged to werift's own
+      werift(...arguments);
+      return;
+    }
+    if (e.ended) return;
+    for (const item of stack) {
+      if (n === 1) item.execute(a);
+      else if (n === 2) item.execute(a, b);
+      else item.execute();
+    }
+  };
+  return true;
+}
