@@ -106,4 +106,22 @@ describe("RtpOut: audio RTP without werift's per-packet path", () => {
     expect(d!.sequenceNumber).toBe((b!.sequenceNumber + 1) & 0xffff);
     expect(d!.timestamp).toBe((b!.timestamp + 960) >>> 0);
   });
+
+  it("sends a werift client's audio the same way (what bench/transceiver/clients.ts does): echoed in order", async () => {
+    const { client } = await h.connectClient({ dataChannel: false });
+    const sender = client.transceiver.sender;
+    await until(() => sender.dtlsTransport?.state === "connected", "client DTLS connected");
+    const out = new RtpOut(sender);
+    expect(out.direct).toBe(true);
+    const payloads = Array.from({ length: 10 }, (_, i) =>
+      Buffer.concat([Buffer.from([0xee, i]), randomBytes(60)]),
+    );
+    for (const [i, p] of payloads.entries()) out.send(111, 7000 + i, (7000 + i) * 960, false, p);
+    const echoed = () => client.received.filter((p) => p.payload[0] === 0xee);
+    await until(
+      () => echoed().length >= 10,
+      () => `10 echoes (${echoed().length})`,
+    );
+    expect(echoed().map((p) => p.payload.toString("hex"))).toEqual(payloads.map((p) => p.toString("hex")));
+  });
 });
