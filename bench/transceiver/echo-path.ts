@@ -8,7 +8,8 @@
 // Env: ECHO_SESSIONS (10), ECHO_PACKETS (per session per round, 3000), ECHO_ROUNDS (5),
 //      ECHO_BACKEND ("internal", or "ws": the echo agent in its own process, audio batches),
 //      ECHO_PROFILE=file.cpuprofile (a CPU profile of the timed rounds),
-//      ECHO_UDP=1 (the sink sends each datagram to an unread local socket: adds dgram's cost).
+//      ECHO_UDP=1 (the sink sends each datagram to a port nobody listens on: adds dgram's cost),
+//      ECHO_PER_TURN (4: packets per session per event-loop turn).
 // Prints CPU µs per echoed packet per round and the median, and GCs during the rounds.
 import { spawn } from "node:child_process";
 import { createSocket } from "node:dgram";
@@ -22,7 +23,10 @@ const K = Number(process.env.ECHO_SESSIONS ?? 10);
 const P = Number(process.env.ECHO_PACKETS ?? 3000);
 const ROUNDS = Number(process.env.ECHO_ROUNDS ?? 5);
 const BACKEND = process.env.ECHO_BACKEND ?? "internal";
-const YIELD_EVERY = 4 * K; // packets handed in per event-loop turn (about 4 per session)
+// Packets per session handed in per event-loop turn (1: each session's frame leaves in its own
+// WebSocket message, as in a loop that keeps up with 20 ms packets).
+const PER_TURN = Number(process.env.ECHO_PER_TURN ?? 4);
+const YIELD_EVERY = PER_TURN * K;
 
 async function echoAgentProcess(): Promise<{ url: string; stop(): void }> {
   const main = fileURLToPath(new URL("../../regional/echo-agent/main.ts", import.meta.url));
@@ -178,6 +182,7 @@ console.log(
     bench: "echo-path",
     backend: BACKEND,
     udp,
+    perTurn: PER_TURN,
     sessions: K,
     packetsPerRound: K * P,
     usPerEcho: Math.round(median * 100) / 100,
