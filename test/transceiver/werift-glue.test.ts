@@ -137,9 +137,25 @@ describe("leanEvent: werift's Event.execute without a promise per call", () => {
     await new Promise((r) => setImmediate(r));
     expect(awaited).toEqual([3]);
     expect(calls.at(-1)).toEqual(["b", 3]);
+    // werift replaces its subscriber arrays on (un)subscribe: later changes are seen.
+    (ev as unknown as { event: { promiseStack: unknown[] } }).event.promiseStack.length = 0;
+    const c = ev.subscribe((...args) => calls.push(["c", ...args]));
+    ev.execute(5);
+    expect(calls.slice(-3)).toEqual([
+      ["a", 5],
+      ["b", 5],
+      ["c", 5],
+    ]);
+    c.unSubscribe();
+    ev.execute(6);
+    expect(calls.at(-1)).toEqual(["b", 6]);
+    ev.allUnsubscribe();
+    ev.execute(7);
+    expect(calls.at(-1)).toEqual(["b", 6]);
+    ev.subscribe((...args) => calls.push(["d", ...args]));
     ev.complete();
     ev.execute(4);
-    expect(calls.at(-1)).toEqual(["b", 3]);
+    expect(calls.at(-1)).toEqual(["b", 6]);
     expect(leanEvent(undefined)).toBe(false);
     expect(leanEvent({ execute: () => {} })).toBe(false);
   });

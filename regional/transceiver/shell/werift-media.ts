@@ -256,12 +256,12 @@ export function leanEvent(ev: unknown): boolean {
   if (leanEvents.has(e)) return true;
   leanEvents.add(e);
   const werift = e.execute;
-  const stack = e.event.stack;
-  const promises = e.event.promiseStack;
+  // werift replaces `event` and its arrays on (un)subscribe: read them on every call.
   e.execute = function (a?: unknown, b?: unknown): void {
+    const { stack, promiseStack } = e.event;
     // biome-ignore lint/complexity/noArguments: the arity picks the path; a rest array would be the allocation this avoids
     const n = arguments.length;
-    if (promises.length > 0 || n > 2) {
+    if (promiseStack.length > 0 || n > 2) {
       // biome-ignore lint/complexity/noArguments: forwarded unchanged to werift's own
       werift(...arguments);
       return;
