@@ -24,6 +24,8 @@ export class HmacSha1 {
   readonly #outer = new Int32Array(5);
   readonly #state = new Int32Array(5);
   readonly #buf = new Uint8Array(BLOCK);
+  // The outer hash's one block: the inner digest, then SHA-1 padding for 64 + 20 bytes, fixed.
+  readonly #outerBlock = new Uint8Array(BLOCK);
   #fill = 0;
   #total = 0;
 
@@ -46,6 +48,10 @@ export class HmacSha1 {
     this.#outer.set(IV);
     compress(this.#outer, pad, 0);
     pad.fill(0);
+    const ob = this.#outerBlock;
+    ob[DIGEST] = 0x80;
+    ob[62] = ((BLOCK + DIGEST) * 8) >>> 8;
+    ob[63] = ((BLOCK + DIGEST) * 8) & 255;
     this.begin();
   }
 
@@ -75,12 +81,10 @@ export class HmacSha1 {
   /** Writes the first `len` (<= 20) bytes of the tag into `out[off..]` and starts a new message. */
   finishInto(out: Uint8Array, off: number, len: number): void {
     this.#pad();
-    const b = this.#buf;
-    writeState(this.#state, b, 0, DIGEST);
+    const ob = this.#outerBlock;
+    writeState(this.#state, ob, 0, DIGEST);
     this.#state.set(this.#outer);
-    this.#fill = DIGEST;
-    this.#total = BLOCK + DIGEST;
-    this.#pad();
+    compress(this.#state, ob, 0);
     writeState(this.#state, out, off, len);
     this.begin();
   }
