@@ -7,12 +7,14 @@
 // spend no CPU decrypting echoes: the client process is then rarely what limits the run.
 // The clients use the fast AES-CM too (keeping werift's GCM-first offer, so the werift baseline
 // still negotiates its default AES-GCM): against the transceiver, which offers AES-CM alone,
-// werift's own AES-CM would make this process the bottleneck.
+// werift's own AES-CM would make this process the bottleneck. For the same reason they send
+// through RtpOut (the transceiver's audio send path, werift's own when extensions are negotiated).
 import { randomBytes } from "node:crypto";
 import { createSocket, type Socket } from "node:dgram";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { RTCDataChannel } from "werift";
-import { MediaStreamTrack, RTCPeerConnection, RtpHeader, RtpPacket, useOPUS, usePCMU } from "werift";
+import { MediaStreamTrack, RTCPeerConnection, useOPUS, usePCMU } from "werift";
+import { RtpOut } from "../../regional/transceiver/shell/rtp-out.ts";
 import { disableStunFallback } from "../../regional/transceiver/shell/werift-glue.ts";
 import { installFastSrtp } from "../../regional/transceiver/srtp/install.ts";
 import { parseIpv4, writeIpv4 } from "../../shared/backbone/address.ts";
@@ -37,6 +39,7 @@ eld.enable();
 interface Client {
   pc: RTCPeerConnection;
   track: MediaStreamTrack;
+  out: RtpOut;
   dc: RTCDataChannel;
   seq: number;
   sent: number;
@@ -154,10 +157,10 @@ function makeClient(): Client {
     codecs: { audio: [useOPUS({ parameters: "minptime=10;useinbandfec=1" }), usePCMU()] },
   });
   const track = new MediaStreamTrack({ kind: "audio" });
-  pc.addTransceiver(track, { direction: "sendrecv" });
+  const t = pc.addTransceiver(track, { direction: "sendrecv" });
   const dc = pc.createDataChannel("oai-events");
   disableStunFallback(pc);
-  const c: Client = { pc, track, dc, seq: 0, sent: 0, pongs: 0, port: 0 };
+  const c: Client = { pc, track, out: new RtpOut(t.sender), dc, seq: 0, sent: 0, pongs: 0, port: 0 };
   dc.onMessage.subscribe((m) => {
     if (String(m).includes("pong")) c.pongs++;
   });
@@ -285,12 +288,7 @@ async function media(m: Msg): Promise<void> {
         const seq = c.seq++;
         c.sent++;
         if (windowOpen) windowSent++;
-        c.track.writeRtp(
-          new RtpPacket(
-            new RtpHeader({ sequenceNumber: seq & 0xffff, timestamp: (seq * 960) >>> 0, payloadType: 111 }),
-            payload(seq),
-          ),
-        );
+        c.out.send(111, seq & 0xffff, (seq * 960) >>> 0, false, payload(seq));
         if (tick % 50 === 0 && c.dc.readyState === "open") c.dc.send('{"type":"ping"}');
       }
     }

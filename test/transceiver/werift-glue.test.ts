@@ -3,7 +3,7 @@
 // datagrams delivered, close reported).
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { RTCPeerConnection } from "werift";
+import { Event, RTCPeerConnection } from "werift";
 import { serverPeerConnection } from "../../regional/transceiver/shell/peer.ts";
 import {
   type Address,
@@ -13,6 +13,7 @@ import {
   iceTransportCount,
   PINNED_WERIFT_VERSION,
 } from "../../regional/transceiver/shell/werift-glue.ts";
+import { leanEvent } from "../../regional/transceiver/shell/werift-media.ts";
 import { until } from "../support/wait.ts";
 import { createTestClient } from "./helpers/client.ts";
 
@@ -104,5 +105,58 @@ describe("werift glue", () => {
     await pc.setLocalDescription(await pc.createOffer());
     expect(pc.localDescription!.sdp).toMatch(/a=candidate:\S+ 1 udp \d+ 127\.0\.0\.1 \d+ typ host/);
     await pc.close();
+  });
+});
+
+describe("leanEvent: werift's Event.execute without a promise per call", () => {
+  it("calls plain subscribers in order with the same arguments, and hands promise subscribers to werift", async () => {
+    const ev = new Event<[number, string?]>();
+    const calls: unknown[][] = [];
+    ev.subscribe((...args) => calls.push(["a", ...args]));
+    ev.subscribe((...args) => calls.push(["b", ...args]));
+    expect(leanEvent(ev)).toBe(true);
+    expect(leanEvent(ev)).toBe(true); // once per object
+    ev.execute(1);
+    ev.execute(2, "x");
+    expect(calls).toEqual([
+      ["a", 1],
+      ["b", 1],
+      ["a", 2, "x"],
+      ["b", 2, "x"],
+    ]);
+    // A promise subscriber (werift's `queuingSubscribe`-style awaiters): werift's own execute runs it.
+    const awaited: number[] = [];
+    (
+      ev as unknown as { event: { promiseStack: { execute(n: number): Promise<void> }[] } }
+    ).event.promiseStack.push({
+      execute: async (n) => {
+        awaited.push(n);
+      },
+    });
+    ev.execute(3);
+    await new Promise((r) => setImmediate(r));
+    expect(awaited).toEqual([3]);
+    expect(calls.at(-1)).toEqual(["b", 3]);
+    // werift replaces its subscriber arrays on (un)subscribe: later changes are seen.
+    (ev as unknown as { event: { promiseStack: unknown[] } }).event.promiseStack.length = 0;
+    const c = ev.subscribe((...args) => calls.push(["c", ...args]));
+    ev.execute(5);
+    expect(calls.slice(-3)).toEqual([
+      ["a", 5],
+      ["b", 5],
+      ["c", 5],
+    ]);
+    c.unSubscribe();
+    ev.execute(6);
+    expect(calls.at(-1)).toEqual(["b", 6]);
+    ev.allUnsubscribe();
+    ev.execute(7);
+    expect(calls.at(-1)).toEqual(["b", 6]);
+    ev.subscribe((...args) => calls.push(["d", ...args]));
+    ev.complete();
+    ev.execute(4);
+    expect(calls.at(-1)).toEqual(["b", 6]);
+    expect(leanEvent(undefined)).toBe(false);
+    expect(leanEvent({ execute: () => {} })).toBe(false);
   });
 });

@@ -1,8 +1,10 @@
 // Audio framing between werift and the backend link: client RTP → backend audio frames (codec by
 // payload type; RED and NACK repair in client-hop.ts), backend frames → RTP on the negotiated send
 // codec, wrapped in RED (the previous frame as redundancy, distance 1) when RED was negotiated.
-// Nothing allocates per packet on the way in without RED (one reused frame header).
-import { type RTCRtpTransceiver, RtpHeader, RtpPacket } from "werift";
+// Nothing allocates per packet on the way in without RED (one reused frame header; werift's
+// receiver runs leanReceive, werift-media.ts); on the way out RtpOut (rtp-out.ts) sends without
+// werift's per-packet objects.
+import type { RTCRtpTransceiver, RtpPacket } from "werift";
 import {
   AUDIO_CODEC_NAMES,
   AudioFlags,
@@ -14,6 +16,8 @@ import {
 import { RED_MAX_BLOCK_BYTES, writeRed } from "../core/red.ts";
 import { RtpContinuity } from "../core/rtp-continuity.ts";
 import { ClientHop, type HopSink, type HopStatus } from "./client-hop.ts";
+import { RtpOut } from "./rtp-out.ts";
+import { leanEvent, leanReceive } from "./werift-media.ts";
 
 const noop = (): void => {};
 
@@ -21,7 +25,8 @@ export class CallAudio {
   readonly #t: RTCRtpTransceiver;
   readonly #ptToCodec = new Map<number, number>();
   readonly #frame = newAudioFrameHeader();
-  readonly #out = new RtpContinuity();
+  readonly #continuity = new RtpContinuity();
+  readonly #rtp: RtpOut;
   readonly #numbers = { sequenceNumber: 0, timestamp: 0, marker: false };
   #sendCodec = 0;
   #sendPt = 0;
@@ -44,6 +49,8 @@ export class CallAudio {
     this.#t = t;
     this.#sink = sink;
     this.#frame.participant = slot;
+    this.#rtp = new RtpOut(t.sender);
+    leanReceive(t.receiver);
   }
 
   /** Reads the negotiated codecs after the answer; false when no audio codec is in common. */
@@ -102,7 +109,7 @@ export class CallAudio {
   }
   /** Times the outbound stream switched source (backend to mixer and back). */
   get sourceSwitches(): number {
-    return this.#out.switches;
+    return this.#continuity.switches;
   }
   get codecName(): string | undefined {
     return AUDIO_CODEC_NAMES[this.#sendCodec];
@@ -124,25 +131,20 @@ export class CallAudio {
     n.sequenceNumber = h.sequenceNumber;
     n.timestamp = h.timestamp;
     n.marker = (h.flags & AudioFlags.marker) !== 0;
-    this.#out.map(source, n, performance.now(), h.codec === 1 ? 48 : 8);
-    const header = new RtpHeader({
-      payloadType: this.#sendPt,
-      sequenceNumber: n.sequenceNumber,
-      timestamp: n.timestamp,
-      marker: n.marker,
-    });
-    // werift keeps the packet (not a copy) to answer NACKs: when the client can NACK the payload
-    // is copied, whatever its source (a leg's "backend" is its mixer, whose output buffer is
-    // reused, and it arrives as source 0).
+    this.#continuity.map(source, n, performance.now(), h.codec === 1 ? 48 : 8);
+    // A client that can NACK is answered from werift's send history, which keeps each packet (not
+    // a copy): those packets take werift's own path with the payload copied (a leg's "backend" is
+    // its mixer, whose output buffer is reused, and arrives as source 0); the rest go by RtpOut.
+    const nack = this.#hop?.nack === true;
     const b =
       this.#redInnerPt >= 0
         ? this.#wrapRed(payload, n.timestamp)
-        : this.#hop?.nack === true
+        : nack
           ? Buffer.from(payload)
           : Buffer.isBuffer(payload)
             ? payload
             : Buffer.from(payload.buffer, payload.byteOffset, payload.length);
-    this.#t.sender.sendRtp(new RtpPacket(header, b)).catch(noop);
+    this.#rtp.send(this.#sendPt, n.sequenceNumber, n.timestamp, n.marker, b, nack);
     return "sent";
   }
 

@@ -248,7 +248,7 @@ export class Call {
     this.#neg.retireUfrags(now);
     const att = this.#neg.attachment;
     if (this.state === "connected" && att)
-      this.#stats.maybeSample(now, c.statsIntervalMs, this.pc, att, this.#rh);
+      this.#stats.maybeSample(now, c.statsIntervalMs, this.#audioT, att, this.#rh);
   }
 
   /** Ends the session once; later calls do nothing. */

@@ -7,6 +7,7 @@
 import type { RTCPeerConnection } from "werift";
 import { Candidate, Connection, candidateFoundation, candidatePriority, StunProtocol } from "werift";
 import type { Address } from "../core/mux.ts";
+import { assertMediaCompatible, leanEvent } from "./werift-media.ts";
 
 /** werift's address tuple: [host, port]. */
 export type { Address };
@@ -29,10 +30,12 @@ interface ConnectionInternals {
     remoteCandidate: { host: string; port: number };
   };
   state: string;
+  onData: unknown;
 }
 
 interface ProtocolInternals {
   transport: unknown;
+  onDataReceived: unknown;
   localCandidate?: Candidate;
   localIp?: string;
   datagramReceived(data: Buffer, addr: Address): void;
@@ -67,9 +70,10 @@ export class GlueError extends Error {
 
 /**
  * Throws a GlueError naming every missing private member. Cheap (no sockets): builds one bare
- * ICE Connection.
+ * ICE Connection (and, for the media members of werift-media.ts, a bare receiver and sender).
  */
 export function assertGlueCompatible(): void {
+  assertMediaCompatible();
   const missing: string[] = [];
   const cproto = Connection.prototype as unknown as Record<string, unknown>;
   for (const m of GLUE_MEMBERS["Connection.prototype"]) {
@@ -131,6 +135,8 @@ export async function restartIceChecks(pc: RTCPeerConnection): Promise<void> {
   if (t.state !== "closed") await t.start();
 }
 
+const SENT: Promise<void> = Promise.resolve();
+
 /** What the shared socket offers a session: send one datagram to a client address. */
 export type SharedSend = (data: Buffer, addr: Address) => void;
 
@@ -181,8 +187,10 @@ export function attachSharedSocket(pc: RTCPeerConnection, o: AttachOptions): Ice
     closed: false,
     address: { address: o.candidateHost, port: o.candidatePort, family: "IPv4" },
     onData: (_d: Buffer, _a: Address) => {},
-    send: async (data: Buffer, addr?: Address): Promise<void> => {
+    // Synchronous: werift awaits the result, so a settled promise costs it no new one per packet.
+    send: (data: Buffer, addr?: Address): Promise<void> => {
       if (addr !== undefined && !closed) o.send(data, addr);
+      return SENT;
     },
     close: async (): Promise<void> => {
       if (closed) return;
@@ -217,6 +225,9 @@ export function attachSharedSocket(pc: RTCPeerConnection, o: AttachOptions): Ice
   setLocalCredentials(o.ufrag, o.pwd);
   conn.ensureProtocol(protocol);
   conn.protocols.push(protocol);
+  // Every datagram passes these two events (werift-media.ts).
+  leanEvent(protocol.onDataReceived);
+  leanEvent(conn.onData);
 
   return {
     deliver(data, addr) {

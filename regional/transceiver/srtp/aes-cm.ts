@@ -4,7 +4,9 @@
 // blocks instead (the keystream), which is XORed into the data. ECB over distinct counter blocks
 // is exactly CTR. Packets arrive and leave mostly in index order, so the keystream of the next
 // PACKETS indices is made in one `update` (for payloads up to PACKET_BYTES): one call into
-// node:crypto, and one allocation, per PACKETS packets instead of per packet.
+// node:crypto, and one allocation, per PACKETS packets instead of per packet. Each index gets as
+// much keystream as the longest payload seen (whole blocks), and only the counter bytes that
+// change with the index are rewritten between calls.
 
 import { type Cipheriv, createCipheriv } from "node:crypto";
 
@@ -19,10 +21,15 @@ export class AesCm {
   readonly #ecb: Cipheriv;
   readonly #salt: Uint8Array;
   #blocks = new Uint8Array(PACKETS * PACKET_BYTES);
-  // The keystream made ahead: indices base..base+PACKETS-1 of ssrc (base -1: none).
+  // The keystream made ahead: indices base..base+PACKETS-1 of ssrc (base -1: none), `stride`
+  // bytes each: the longest payload seen so far, in whole blocks (at most PACKET_BYTES).
   #ahead: Buffer | undefined;
   #aheadSsrc = 0;
   #aheadBase = -1;
+  #stride = 0;
+  // The counter blocks of the ahead buffer hold this ssrc's salt bytes (-1: not yet written).
+  #templateSsrc = -1;
+  #templateStride = 0;
 
   /** `key` is the 16-byte session key, `salt` the 14-byte session salt. */
   constructor(key: Uint8Array, salt: Uint8Array) {
@@ -54,14 +61,21 @@ export class AesCm {
     if (len <= PACKET_BYTES) {
       const index = roc * 65536 + seq;
       const base = this.#aheadBase;
-      if (base < 0 || ssrc !== this.#aheadSsrc || index < base || index >= base + PACKETS) {
-        this.#makeAhead(ssrc, index);
+      if (
+        base < 0 ||
+        ssrc !== this.#aheadSsrc ||
+        index < base ||
+        index >= base + PACKETS ||
+        len > this.#stride
+      ) {
+        this.#makeAhead(ssrc, index, len);
       }
       ks = this.#ahead!;
-      at = (index - this.#aheadBase) * PACKET_BYTES;
+      at = (index - this.#aheadBase) * this.#stride;
     } else {
       const n = (len + BLOCK - 1) >>> 4;
       if (this.#blocks.length < n * BLOCK) this.#blocks = new Uint8Array(n * BLOCK);
+      this.#templateSsrc = -1;
       for (let i = 0; i < n; i++) this.#counter(i * BLOCK, ssrc, roc, seq, i);
       ks = this.#ecb.update(this.#blocks.subarray(0, n * BLOCK));
     }
@@ -69,15 +83,40 @@ export class AesCm {
     return true;
   }
 
-  #makeAhead(ssrc: number, index: number): void {
-    const per = PACKET_BYTES / BLOCK;
+  #makeAhead(ssrc: number, index: number, len: number): void {
+    const stride = Math.max(this.#stride, (len + BLOCK - 1) & ~(BLOCK - 1));
+    this.#stride = stride;
+    const per = stride / BLOCK;
+    const b = this.#blocks;
+    const s = this.#salt;
+    if (this.#templateSsrc !== ssrc || this.#templateStride !== stride) {
+      // The parts of every counter block that only the ssrc and the block number decide.
+      for (let p = 0; p < PACKETS; p++) {
+        for (let k = 0; k < per; k++) this.#counter((p * per + k) * BLOCK, ssrc, 0, 0, k);
+      }
+      this.#templateSsrc = ssrc;
+      this.#templateStride = stride;
+    }
     for (let p = 0; p < PACKETS; p++) {
       const i = index + p;
       const roc = Math.floor(i / 65536) >>> 0;
       const seq = i & 0xffff;
-      for (let b = 0; b < per; b++) this.#counter((p * per + b) * BLOCK, ssrc, roc, seq, b);
+      const r0 = s[8]! ^ (roc >>> 24);
+      const r1 = s[9]! ^ ((roc >>> 16) & 255);
+      const r2 = s[10]! ^ ((roc >>> 8) & 255);
+      const r3 = s[11]! ^ (roc & 255);
+      const q0 = s[12]! ^ (seq >>> 8);
+      const q1 = s[13]! ^ (seq & 255);
+      for (let k = 0, o = p * per * BLOCK; k < per; k++, o += BLOCK) {
+        b[o + 8] = r0;
+        b[o + 9] = r1;
+        b[o + 10] = r2;
+        b[o + 11] = r3;
+        b[o + 12] = q0;
+        b[o + 13] = q1;
+      }
     }
-    this.#ahead = this.#ecb.update(this.#blocks.subarray(0, PACKETS * PACKET_BYTES));
+    this.#ahead = this.#ecb.update(b.subarray(0, PACKETS * stride));
     this.#aheadSsrc = ssrc;
     this.#aheadBase = index;
   }

@@ -1,7 +1,8 @@
 // AES_CM_128_HMAC_SHA1_80 (RFC 3711) for werift's SRTP contexts, with one AES context and one
 // HMAC key state per session key (built on first use, kept on the cipher). The methods keep the
 // signatures, results and errors of werift 0.25.2's CipherAesCtr, which install.ts swaps them in
-// for; the only per-packet allocations are the output packet and node:crypto's keystream buffer.
+// for; the only per-packet allocations are the output packet and node:crypto's keystream buffer
+// (one per 8 packets).
 
 import {
   type RtcpHeader,
@@ -16,6 +17,7 @@ import { HmacSha1 } from "./hmac-sha1.ts";
 const TAG = 10;
 const SRTCP_INDEX = 4;
 const RTCP_HEADER = 8;
+const RTP_BASIC_HEADER = 12;
 
 /** The fields werift's CipherAesCtr carries (derived session keys, RFC 3711 4.3). */
 export interface CtrKeys {
@@ -56,13 +58,26 @@ function fail(message: string): never {
   throw new SrtpAuthenticationError(message);
 }
 
+// werift's RtpHeader.serialize for a header without CSRCs or extensions (what the transceiver
+// sends), written straight into the packet instead of a zeroed buffer of its own and a copy.
+function writeBasicHeader(out: Buffer, h: RtpHeader): void {
+  out[0] = ((h.version & 3) << 6) | (h.padding ? 0x20 : 0);
+  out[1] = (h.marker ? 0x80 : 0) | (h.payloadType & 0x7f);
+  out.writeUInt16BE(h.sequenceNumber, 2);
+  out.writeUInt32BE(h.timestamp, 4);
+  out.writeUInt32BE(h.ssrc, 8);
+}
+
 export function encryptRtp(this: CtrKeys, header: RtpHeader, payload: Buffer, roc: number): Buffer {
   const f = fast(this);
-  const hdr = header.serialize(header.serializeSize);
-  const end = hdr.length + payload.length;
+  const basic = header.csrc.length === 0 && header.extensions.length === 0 && !header.extension;
+  const hdr = basic ? undefined : header.serialize(header.serializeSize);
+  const at = hdr === undefined ? RTP_BASIC_HEADER : hdr.length;
+  const end = at + payload.length;
   const out = Buffer.allocUnsafe(end + TAG);
-  hdr.copy(out, 0);
-  if (!f.rtp.xor(header.ssrc, roc, header.sequenceNumber, payload, 0, payload.length, out, hdr.length)) {
+  if (hdr === undefined) writeBasicHeader(out, header);
+  else hdr.copy(out, 0);
+  if (!f.rtp.xor(header.ssrc, roc, header.sequenceNumber, payload, 0, payload.length, out, at)) {
     throw new RangeError(`SRTP payload of ${payload.length} bytes is larger than a datagram`);
   }
   f.rtpAuth.update(out, 0, end);

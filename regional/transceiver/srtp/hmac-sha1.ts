@@ -3,58 +3,13 @@
 // schedule per call, which dominated werift's per-packet cost; here a tag over a 170-byte audio
 // packet is four compressions and allocates nothing. Only 32-bit integer arithmetic, no tables
 // indexed by data: the running time does not depend on the key or the message contents.
-// Checked against node:crypto and the RFC 2202 vectors by test/transceiver/srtp-hmac.test.ts.
+// Checked against node:crypto and the RFC 2202 vectors by test/transceiver/srtp.test.ts.
+
+import { compress } from "./sha1-compress.ts";
 
 const IV = new Int32Array([0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0]);
 const BLOCK = 64;
 const DIGEST = 20;
-
-// Scratch shared by every instance: everything here is synchronous.
-const W = new Int32Array(80);
-
-function compress(state: Int32Array, block: Uint8Array, off: number): void {
-  for (let i = 0; i < 16; i++) {
-    const j = off + i * 4;
-    W[i] = (block[j]! << 24) | (block[j + 1]! << 16) | (block[j + 2]! << 8) | block[j + 3]!;
-  }
-  for (let i = 16; i < 80; i++) {
-    const x = W[i - 3]! ^ W[i - 8]! ^ W[i - 14]! ^ W[i - 16]!;
-    W[i] = (x << 1) | (x >>> 31);
-  }
-  let a = state[0]!;
-  let b = state[1]!;
-  let c = state[2]!;
-  let d = state[3]!;
-  let e = state[4]!;
-  for (let i = 0; i < 80; i++) {
-    let f: number;
-    let k: number;
-    if (i < 20) {
-      f = (b & c) | (~b & d);
-      k = 0x5a827999;
-    } else if (i < 40) {
-      f = b ^ c ^ d;
-      k = 0x6ed9eba1;
-    } else if (i < 60) {
-      f = (b & c) | (b & d) | (c & d);
-      k = 0x8f1bbcdc;
-    } else {
-      f = b ^ c ^ d;
-      k = 0xca62c1d6;
-    }
-    const t = (((a << 5) | (a >>> 27)) + f + e + k + W[i]!) | 0;
-    e = d;
-    d = c;
-    c = (b << 30) | (b >>> 2);
-    b = a;
-    a = t;
-  }
-  state[0] = (state[0]! + a) | 0;
-  state[1] = (state[1]! + b) | 0;
-  state[2] = (state[2]! + c) | 0;
-  state[3] = (state[3]! + d) | 0;
-  state[4] = (state[4]! + e) | 0;
-}
 
 function writeState(state: Int32Array, out: Uint8Array, off: number, len: number): void {
   for (let i = 0; i < len; i++) out[off + i] = (state[i >> 2]! >>> (24 - (i & 3) * 8)) & 255;
@@ -69,6 +24,8 @@ export class HmacSha1 {
   readonly #outer = new Int32Array(5);
   readonly #state = new Int32Array(5);
   readonly #buf = new Uint8Array(BLOCK);
+  // The outer hash's one block: the inner digest, then SHA-1 padding for 64 + 20 bytes, fixed.
+  readonly #outerBlock = new Uint8Array(BLOCK);
   #fill = 0;
   #total = 0;
 
@@ -91,6 +48,10 @@ export class HmacSha1 {
     this.#outer.set(IV);
     compress(this.#outer, pad, 0);
     pad.fill(0);
+    const ob = this.#outerBlock;
+    ob[DIGEST] = 0x80;
+    ob[62] = ((BLOCK + DIGEST) * 8) >>> 8;
+    ob[63] = ((BLOCK + DIGEST) * 8) & 255;
     this.begin();
   }
 
@@ -120,12 +81,10 @@ export class HmacSha1 {
   /** Writes the first `len` (<= 20) bytes of the tag into `out[off..]` and starts a new message. */
   finishInto(out: Uint8Array, off: number, len: number): void {
     this.#pad();
-    const b = this.#buf;
-    writeState(this.#state, b, 0, DIGEST);
+    const ob = this.#outerBlock;
+    writeState(this.#state, ob, 0, DIGEST);
     this.#state.set(this.#outer);
-    this.#fill = DIGEST;
-    this.#total = BLOCK + DIGEST;
-    this.#pad();
+    compress(this.#state, ob, 0);
     writeState(this.#state, out, off, len);
     this.begin();
   }
