@@ -69,6 +69,9 @@ export class CallAudio {
     }
     const dir = t.currentDirection;
     this.#clientReceives = dir === "sendrecv" || dir === "sendonly";
+    // Each decrypted packet passes these (werift-media.ts).
+    leanEvent(t.dtlsTransport?.onRtp);
+    for (const track of t.receiver.tracks) leanEvent(track.onReceiveRtp);
     const send = t.sender.codec ?? codecs[0]!;
     this.#sendCodec = codecOfMime(send.mimeType);
     this.#sendPt = send.payloadType ?? 0;
