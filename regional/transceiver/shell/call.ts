@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import type { RTCPeerConnection, RTCRtpTransceiver } from "werift";
 import type { BackendLink } from "../backend-link.ts";
-import { type AudioFrameHeader, BridgeEvent } from "../backend-protocol.ts";
+import { type AudioFrameHeader, BridgeEvent, OWNER_SLOT } from "../backend-protocol.ts";
 import { type CallState, type CallStatus, type EndReason, FLOW_CLOSE } from "../call-types.ts";
 import { lifetimeEnd } from "../core/lifetime.ts";
 import type { PathKey } from "../core/mux.ts";
@@ -181,6 +181,13 @@ export class Call {
 
   #onBackendAudio(h: AudioFrameHeader, payload: Buffer): void {
     if (this.state === "ended" || this.tap?.backendAudio?.(h, payload)) return;
+    // Audio for a joiner the call no longer has (its echo still on the way when the last joiner
+    // left, the hub's mixer gone): played here, its numbering would cut into the client's stream
+    // and a browser would drop everything after the jump back as SRTP replays.
+    if ((h.participant ?? 0) > OWNER_SLOT) {
+      this.#d.metrics.backendError("unknown_participant");
+      return;
+    }
     this.playToClient(h, payload);
   }
 
