@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import type { RTCPeerConnection, RTCRtpTransceiver } from "werift";
 import type { BackendLink } from "../backend-link.ts";
-import { type AudioFrameHeader, BridgeEvent } from "../backend-protocol.ts";
+import { type AudioFrameHeader, BridgeEvent, OWNER_SLOT } from "../backend-protocol.ts";
 import { type CallState, type CallStatus, type EndReason, FLOW_CLOSE } from "../call-types.ts";
 import { lifetimeEnd } from "../core/lifetime.ts";
 import type { PathKey } from "../core/mux.ts";
@@ -181,7 +181,9 @@ export class Call {
 
   #onBackendAudio(h: AudioFrameHeader, payload: Buffer): void {
     if (this.state === "ended" || this.tap?.backendAudio?.(h, payload)) return;
-    this.playToClient(h, payload);
+    // Never audio for a joiner the call lacks (a late echo): its numbering would cut into the RTP.
+    if ((h.participant ?? 0) > OWNER_SLOT) this.#d.metrics.backendError("unknown_participant");
+    else this.playToClient(h, payload);
   }
 
   /** A frame for the client: the backend's (source 0), or a conference mixer's output (1). */
@@ -262,8 +264,7 @@ export class Call {
     this.#bridge?.close(JSON.stringify({ type: BridgeEvent.ended, call_id: this.callId, reason }));
     this.#events.ended(reason);
     this.tap?.ended(reason);
-    // Close the peer connection first: its goodbyes (SCTP ABORT, DTLS close_notify) still need
-    // the paths. Then tell the relays to drop the flows, current address first.
+    // The peer connection first (its SCTP ABORT, DTLS close_notify need the paths), then the relays.
     this.closed = closePeer(this.pc)
       .catch(noop)
       .finally(() => this.paths.closeAll(FLOW_CLOSE[reason]));

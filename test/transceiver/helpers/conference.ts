@@ -29,8 +29,9 @@ export function startConferenceHarness(
   clusterId: number,
   keys: Keyring,
   over: Partial<ConferenceConfig> = {},
+  o: Parameters<typeof startHarness>[1] = {},
 ): Promise<Harness> {
-  return startHarness({ clusterId, transceiverId: 1, conference: conferenceWithDefaults(keys, over) });
+  return startHarness({ clusterId, transceiverId: 1, conference: conferenceWithDefaults(keys, over) }, o);
 }
 
 export interface Admission {
