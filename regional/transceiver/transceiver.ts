@@ -26,7 +26,7 @@ import { webSocketBackend } from "./shell/bridge.ts";
 import type { Call } from "./shell/call.ts";
 import { assertGlueCompatible } from "./shell/werift-glue.ts";
 import { RequestVerifier } from "./signing.ts";
-import { installFastSrtp } from "./srtp/install.ts";
+import { installFastSrtp, installPacketIndexEstimate } from "./srtp/install.ts";
 import { warnAtStart } from "./startup-warnings.ts";
 
 export type { CreateRequest, CreateResult } from "./calls.ts";
@@ -115,6 +115,9 @@ export class Transceiver implements ApiHost {
     const srtp = installFastSrtp(config.srtpProfiles);
     if (!srtp.ok)
       t.log.warn("fast SRTP not installed, werift's own SRTP runs (slower)", { reason: srtp.reason });
+    const index = installPacketIndexEstimate();
+    if (!index.ok)
+      t.log.warn("werift's SRTP index estimate runs (breaks on long gaps)", { reason: index.reason });
     // One DTLS certificate per process (werift caches it); make it before the first offer.
     await RTCDtlsTransport.SetupCertificate();
     t.verifier = await RequestVerifier.create(

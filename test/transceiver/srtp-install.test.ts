@@ -1,6 +1,9 @@
 // The swap is pinned to werift 0.25.2: when werift's CipherAesCtr changes underneath (an
 // upgrade, a reinstall of another version), installFastSrtp refuses and this test fails, so the
 // swapped-in methods are re-checked against the new source before the fingerprint is updated.
+// The same for the packet index estimate (installPacketIndexEstimate: werift's
+// Context.updateRolloverCount and the SrtpContext methods that call it); its behaviour is tested
+// in srtp-roc.test.ts.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -8,7 +11,10 @@ import { RTCPeerConnection } from "werift";
 import {
   fingerprint,
   installFastSrtp,
+  installPacketIndexEstimate,
+  packetIndexFingerprint,
   WERIFT_CTR_FINGERPRINT,
+  WERIFT_ROC_FINGERPRINT,
 } from "../../regional/transceiver/srtp/install.ts";
 
 // Two werift peers on loopback; resolves with the SRTP profile their DTLS handshake chose.
@@ -72,5 +78,17 @@ describe("installFastSrtp", () => {
     expect(await negotiatedProfile()).toBe(7);
     expect(installFastSrtp("aes-cm-first")).toEqual({ ok: true, swapped: true });
     expect(await negotiatedProfile()).toBe(1);
+  });
+});
+
+describe("installPacketIndexEstimate", () => {
+  it("refuses while werift's estimate and its callers are not the 0.25.2 ones, then swaps once", () => {
+    expect(packetIndexFingerprint()).toBe(WERIFT_ROC_FINGERPRINT);
+    const r = installPacketIndexEstimate("0".repeat(64));
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.reason).toMatch(/rollover counter code changed/);
+    expect(installPacketIndexEstimate()).toEqual({ ok: true, swapped: true });
+    // The fingerprint stays that of werift's own code after the swap.
+    expect(packetIndexFingerprint()).toBe(WERIFT_ROC_FINGERPRINT);
   });
 });
