@@ -6,18 +6,7 @@ import { describe, expect, it } from "vitest";
 import { newNackEntries } from "../../shared/conference/payloads.ts";
 import { GapTracker, NACK_GIVE_UP_MS, nackSeqs, SendHistory } from "../../shared/conference/repair.ts";
 import { REPLAY_WINDOW, ReplayWindow } from "../../shared/conference/replay.ts";
-
-/** mulberry32: a seeded PRNG, so the lossy-link runs are the same on every machine. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as rng } from "../support/seeded-random.ts";
 
 describe("ReplayWindow", () => {
   it("accepts each counter once, up to 1023 behind the highest", () => {

@@ -8,6 +8,7 @@
 // (transceiver.events_lost at the joiner) and the events after it arrive intact.
 import { afterAll, describe, expect, it } from "vitest";
 import { ConferenceKind } from "../../shared/conference/frame.ts";
+import { seededRandom as random } from "../support/seeded-random.ts";
 import type { TestClient } from "./helpers/client.ts";
 import { createTestClient } from "./helpers/client.ts";
 import { backboneKeys, eventsOf, lossyForwarder, startConferenceHarness } from "./helpers/conference.ts";
@@ -30,18 +31,6 @@ function counter(h: Harness, name: string, label: string): number {
 }
 const drops = (h: Harness, reason: string) =>
   counter(h, "gr_transceiver_conference_drops_total", `reason="${reason}"`);
-
-/** mulberry32: a seeded loss pattern, the same on every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * A lossy event hop: each event seq's first transmission is dropped with probability `rate`, or

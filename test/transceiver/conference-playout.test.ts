@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { AudioCodec } from "../../regional/transceiver/backend-protocol.ts";
 import { MixCodecs } from "../../regional/transceiver/shell/opus-codecs.ts";
 import { ConferenceKind } from "../../shared/conference/frame.ts";
+import { seededRandom as random } from "../support/seeded-random.ts";
 import { toneFrame } from "../support/tone.ts";
 import { createTestClient, type TestClient } from "./helpers/client.ts";
 import { backboneKeys, eventsOf, lossyForwarder, startConferenceHarness } from "./helpers/conference.ts";
@@ -18,18 +19,6 @@ const cleanup: (() => Promise<void>)[] = [];
 afterAll(async () => {
   for (const c of cleanup.reverse()) await c();
 });
-
-/** mulberry32: the same losses on every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Drops media's first transmission (by source slot and audio seq) with probability `rate`. */
 function mediaLoss(rate: number, seed: number) {

@@ -13,19 +13,8 @@ import {
 } from "../../regional/transceiver/core/mix/jitter.ts";
 import { PlayoutTarget } from "../../regional/transceiver/core/mix/playout.ts";
 import { MixCodecs } from "../../regional/transceiver/shell/opus-codecs.ts";
+import { seededRandom as rng } from "../support/seeded-random.ts";
 import { type Frame, ToneStream } from "./helpers/tone-streams.ts";
-
-// A seeded generator (mulberry32): the same losses every run.
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const RTT = 60;
 const FRAMES = 1500;
