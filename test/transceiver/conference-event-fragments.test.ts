@@ -10,8 +10,13 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ConferenceKind } from "../../shared/conference/frame.ts";
 import { seededRandom as random } from "../support/seeded-random.ts";
 import type { TestClient } from "./helpers/client.ts";
-import { createTestClient } from "./helpers/client.ts";
-import { backboneKeys, eventsOf, lossyForwarder, startConferenceHarness } from "./helpers/conference.ts";
+import {
+  backboneKeys,
+  eventsOf,
+  join,
+  lossyForwarder,
+  startConferenceHarness,
+} from "./helpers/conference.ts";
 import type { Harness } from "./helpers/harness.ts";
 import { until } from "./helpers/harness.ts";
 
@@ -69,21 +74,8 @@ async function cascade(
     () => hub.close(),
   );
   const { client: owner, callId } = await hub.connectClient({ codecs: "opus" });
-  const a = (await (await hub.call("POST", `/v1/calls/${callId}/participants`, {})).json()) as {
-    participantId: string;
-    slot: number;
-    hub: { address: string };
-  };
-  const joiner = createTestClient({ codecs: "opus" });
+  const { client: joiner, admission: a } = await join(hub, leg, callId, {}, `127.0.0.1:${fwd.port}`);
   cleanup.push(() => joiner.close());
-  const res = await leg.call("POST", "/v1/legs", {
-    sdp: await joiner.createOffer(),
-    ingress: { vip: `${leg.relay.vip.host}:${leg.relay.vip.port}`, popId: 1 },
-    conference: { callId, ...a, hub: { ...a.hub, address: `127.0.0.1:${fwd.port}` } },
-  });
-  expect(res.status).toBe(201);
-  await joiner.setAnswer(((await res.json()) as { sdp: string }).sdp);
-  await joiner.connected();
   await until(() => eventsOf(owner, "participant.joined").length === 1, "joined");
   await until(() => joiner.dc?.readyState === "open", "the joiner's data channel");
   await until(() => owner.dc?.readyState === "open", "the owner's data channel");

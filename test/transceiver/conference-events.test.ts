@@ -9,7 +9,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConferenceKind } from "../../shared/conference/frame.ts";
 import type { TestClient } from "./helpers/client.ts";
-import { createTestClient } from "./helpers/client.ts";
 import {
   backboneKeys,
   eventsOf,
@@ -208,19 +207,8 @@ describe("event repair on a lossy hop", () => {
       () => hub.close(),
     );
     const { client: owner, callId } = await hub.connectClient({ codecs: "opus" });
-    const a = (await (await hub.call("POST", `/v1/calls/${callId}/participants`, {})).json()) as {
-      hub: { address: string };
-    };
-    const joiner = createTestClient({ codecs: "opus" });
+    const { client: joiner } = await join(hub, leg, callId, {}, `127.0.0.1:${fwd.port}`);
     cleanup.push(() => joiner.close());
-    const res = await leg.call("POST", "/v1/legs", {
-      sdp: await joiner.createOffer(),
-      ingress: { vip: `${leg.relay.vip.host}:${leg.relay.vip.port}`, popId: 1 },
-      conference: { callId, ...a, hub: { ...a.hub, address: `127.0.0.1:${fwd.port}` } },
-    });
-    expect(res.status).toBe(201);
-    await joiner.setAnswer(((await res.json()) as { sdp: string }).sdp);
-    await joiner.connected();
     await until(() => eventsOf(owner, "participant.joined").length === 1, "joined");
     await until(() => joiner.dc?.readyState === "open", "the joiner's data channel");
     for (let i = 0; i < 5; i++) send(joiner, { type: "ping", event_id: `e${i}` });

@@ -10,8 +10,14 @@ import { MixCodecs } from "../../regional/transceiver/shell/opus-codecs.ts";
 import { ConferenceKind } from "../../shared/conference/frame.ts";
 import { seededRandom as random } from "../support/seeded-random.ts";
 import { toneFrame } from "../support/tone.ts";
-import { createTestClient, type TestClient } from "./helpers/client.ts";
-import { backboneKeys, eventsOf, lossyForwarder, startConferenceHarness } from "./helpers/conference.ts";
+import type { TestClient } from "./helpers/client.ts";
+import {
+  backboneKeys,
+  eventsOf,
+  join,
+  lossyForwarder,
+  startConferenceHarness,
+} from "./helpers/conference.ts";
 import type { Harness } from "./helpers/harness.ts";
 import { sleep, until } from "./helpers/harness.ts";
 
@@ -81,20 +87,8 @@ describe("the leg's mixer through a lossy backbone hop (5 %, RTT 60 ms)", () => 
       () => hub.close(),
     );
     const { client: owner, callId } = await hub.connectClient({ codecs: "opus" });
-    const a = (await (await hub.call("POST", `/v1/calls/${callId}/participants`, {})).json()) as {
-      hub: { address: string };
-    };
-    const joiner = createTestClient({ codecs: "opus" });
+    const { client: joiner, legId } = await join(hub, leg, callId, {}, `127.0.0.1:${fwd.port}`);
     cleanup.push(() => joiner.close());
-    const res = await leg.call("POST", "/v1/legs", {
-      sdp: await joiner.createOffer(),
-      ingress: { vip: `${leg.relay.vip.host}:${leg.relay.vip.port}`, popId: 1 },
-      conference: { callId, ...a, hub: { ...a.hub, address: `127.0.0.1:${fwd.port}` } },
-    });
-    expect(res.status).toBe(201);
-    const { legId, sdp } = (await res.json()) as { legId: string; sdp: string };
-    await joiner.setAnswer(sdp);
-    await joiner.connected();
     await until(() => eventsOf(owner, "participant.joined").length === 1, "joined");
     const status = async () => (await (await leg.call("GET", `/v1/calls/${legId}`)).json()) as LegStatus;
     // The hop's RTT is known (keepalive timing echo) before the stream starts.

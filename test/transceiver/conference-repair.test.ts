@@ -5,10 +5,10 @@
 // 5 % stay lost. (The statistical measurement with delay is test/cascade/repair.test.ts.)
 import { afterAll, describe, expect, it } from "vitest";
 import { ConferenceKind } from "../../shared/conference/frame.ts";
-import { createTestClient } from "./helpers/client.ts";
 import {
   backboneKeys,
   eventsOf,
+  join,
   lossyForwarder,
   sendTone,
   startConferenceHarness,
@@ -34,18 +34,8 @@ async function run(nack: boolean) {
     () => hub.close(),
   );
   const { client: owner, callId } = await hub.connectClient({ codecs: "opus" });
-  const a = await hub.call("POST", `/v1/calls/${callId}/participants`, {});
-  const admission = (await a.json()) as { participantId: string; hub: { address: string } };
-  const joiner = createTestClient({ codecs: "opus" });
+  const { client: joiner } = await join(hub, leg, callId, {}, `127.0.0.1:${fwd.port}`);
   cleanup.push(() => joiner.close());
-  const res = await leg.call("POST", "/v1/legs", {
-    sdp: await joiner.createOffer(),
-    ingress: { vip: `${leg.relay.vip.host}:${leg.relay.vip.port}`, popId: 1 },
-    conference: { callId, ...admission, hub: { ...admission.hub, address: `127.0.0.1:${fwd.port}` } },
-  });
-  expect(res.status).toBe(201);
-  await joiner.setAnswer(((await res.json()) as { sdp: string }).sdp);
-  await joiner.connected();
   await until(() => eventsOf(owner, "participant.joined").length === 1, "joined");
   await sendTone(joiner, 880, 200);
   const stats = await until(async () => {

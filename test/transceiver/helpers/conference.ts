@@ -45,12 +45,16 @@ export async function admit(hub: Harness, callId: string): Promise<Response> {
   return hub.call("POST", `/v1/calls/${callId}/participants`, { client: { continent: "NA" } });
 }
 
-/** The edge's join: admit at the hub, then the leg on `leg`'s transceiver; the client connected. */
+/**
+ * The edge's join: admit at the hub, then the leg on `leg`'s transceiver; the client connected.
+ * `hubAddress` replaces the hub's conference address the leg is given (a lossy forwarder's).
+ */
 export async function join(
   hub: Harness,
   leg: Harness,
   callId: string,
   options: ClientOptions = {},
+  hubAddress?: string,
 ): Promise<{ client: TestClient; legId: string; admission: Admission }> {
   const a = await admit(hub, callId);
   if (a.status !== 201) throw new Error(`admit: ${a.status} ${await a.text()}`);
@@ -61,7 +65,11 @@ export async function join(
     sdp: offer,
     client: { continent: "NA" },
     ingress: { vip: `${leg.relay.vip.host}:${leg.relay.vip.port}`, popId: 1 },
-    conference: { callId, ...admission },
+    conference: {
+      callId,
+      ...admission,
+      hub: hubAddress === undefined ? admission.hub : { ...admission.hub, address: hubAddress },
+    },
   });
   if (res.status !== 201) throw new Error(`leg: ${res.status} ${await res.text()}`);
   const body = (await res.json()) as { legId: string; sdp: string };
