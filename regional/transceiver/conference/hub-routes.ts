@@ -1,20 +1,13 @@
-// Where audio goes on the hub (docs/cascade.md, "Hub"): the owner's client audio to every leaf;
-// leaf k's to the backend (labelled k), to every other leaf and to the owner's mixer; backend
-// audio labelled 0 to everyone, labelled k to participant k only. While the call has joiners the
-// owner's client hears its mixer (backend audio for it + the other participants); without any,
-// backend audio takes the one-client path untouched (fromBackend answers false).
-import { CONFERENCE_HEADER_BYTES } from "../../../shared/conference/frame.ts";
 import {
-  AUDIO_FRAME_HEADER_BYTES,
   type AudioFrameHeader,
   newAudioFrameHeader,
   OWNER_SLOT,
   type ParticipantLeftReason,
-  readAudioFrameHeader,
 } from "../backend-protocol.ts";
 import { Mixer } from "../shell/mixer.ts";
 import type { LegBinding } from "./addr.ts";
 import type { ConferenceLink } from "./link.ts";
+import { mediaIn } from "./media-in.ts";
 import type { ConferenceMetrics } from "./metrics.ts";
 
 /** What the hub needs of the owner's call. */
@@ -139,15 +132,8 @@ export class HubRoutes {
   /** Leaf media: one audio frame at buf[20..20+len] from joiner `from`. */
   fromLeaf(from: Joiner, buf: Buffer, len: number, now: number): void {
     const a = this.#in;
-    const at = CONFERENCE_HEADER_BYTES;
-    const frame = buf.subarray(at, at + len);
-    if (readAudioFrameHeader(frame, a) !== "ok") {
-      this.#m.drops.bad_media.inc();
-      return;
-    }
-    const v = from.link.onMedia(from.slot, a.sequenceNumber, now);
-    if (v === "duplicate") return;
-    const payload = frame.subarray(AUDIO_FRAME_HEADER_BYTES);
+    const payload = mediaIn(from.link, from.slot, buf, len, now, a, this.#m.drops.bad_media);
+    if (payload === undefined) return;
     a.participant = from.slot;
     this.#call.sendToBackend(a, payload);
     const live = this.#live;

@@ -18,14 +18,12 @@ import {
 import type { HostPort } from "../../../shared/topology/address.ts";
 import type { BackendCall, BackendLink, BridgeHandlers, LinkEndReason } from "../backend-link.ts";
 import {
-  AUDIO_FRAME_HEADER_BYTES,
   AudioCodec,
   type AudioFrameHeader,
   BridgeEvent,
   MAX_PARTICIPANT_SLOT,
   newAudioFrameHeader,
   participantEvent,
-  readAudioFrameHeader,
 } from "../backend-protocol.ts";
 import type { EndReason } from "../call-types.ts";
 import type { CallTap } from "../shell/call-tap.ts";
@@ -34,6 +32,7 @@ import { hostPortText, ipBytes } from "./addr.ts";
 import { eventsLostEvent, eventTooLargeError } from "./events.ts";
 import { KEEPALIVE_MS, SILENCE_MS } from "./hub.ts";
 import { ConferenceLink } from "./link.ts";
+import { mediaIn } from "./media-in.ts";
 import type { ConferenceEndpoint, ConferenceSocket } from "./socket.ts";
 
 /** What POST /v1/legs says about the conference (leg-request.ts validates it). */
@@ -205,13 +204,8 @@ export class LegUplink implements BackendLink, ConferenceEndpoint, CallTap {
 
   #media(source: number, buf: Buffer, len: number, now: number): void {
     const a = this.#in;
-    const frame = buf.subarray(20, 20 + len);
-    if (readAudioFrameHeader(frame, a) !== "ok") {
-      this.#sock.metrics.drops.bad_media.inc();
-      return;
-    }
-    if (this.#link.onMedia(source, a.sequenceNumber, now) === "duplicate") return;
-    this.#mixer.push(source, a, frame.subarray(AUDIO_FRAME_HEADER_BYTES), this.#link.repairRttMs);
+    const audio = mediaIn(this.#link, source, buf, len, now, a, this.#sock.metrics.drops.bad_media);
+    if (audio !== undefined) this.#mixer.push(source, a, audio, this.#link.repairRttMs);
   }
 
   /** The hub's event (the backend's, or a notice): to the client, in order. */
