@@ -6,6 +6,7 @@
 // carried, only counted: the backend is not sent an `error` for it (a backend answering errors
 // with events could loop). Events given up are told to that joiner.
 import { EVENT_MAX_BYTES, eventSeq, eventUtf8 } from "../../../shared/conference/event.ts";
+import { CONFERENCE_HEADER_BYTES } from "../../../shared/conference/frame.ts";
 import { eventNotAllowedError, eventsLostEvent, readJoinerEvent } from "./events.ts";
 import type { HubCall, HubRoutes, Joiner } from "./hub-routes.ts";
 import type { ConferenceMetrics } from "./metrics.ts";
@@ -38,9 +39,9 @@ export class HubEvents {
 
   /** A joiner's event fragment (payload at buf[20..20+len]): joined in order, then `deliver`. */
   fromLeaf(j: Joiner, buf: Buffer, len: number, now: number): void {
-    const seq = eventSeq(buf, 20);
+    const seq = eventSeq(buf, CONFERENCE_HEADER_BYTES);
     if (!j.link.onEvent(j.slot, seq, now)) return;
-    this.lost(j, j.link.events.push(seq, buf, 20, len, now, j.deliver), now);
+    this.lost(j, j.link.events.push(seq, buf, CONFERENCE_HEADER_BYTES, len, now, j.deliver), now);
   }
 
   /**

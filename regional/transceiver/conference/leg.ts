@@ -6,7 +6,11 @@
 // the hub says bye or goes silent for 3 s. The client's events go to the hub (for the backend),
 // the backend's come back (kind 6, in order, repaired); keepalives echo timing both ways (RTT).
 import { EVENT_MAX_BYTES, eventSeq, eventUtf8 } from "../../../shared/conference/event.ts";
-import { type ConferenceHeader, ConferenceKind } from "../../../shared/conference/frame.ts";
+import {
+  CONFERENCE_HEADER_BYTES,
+  type ConferenceHeader,
+  ConferenceKind,
+} from "../../../shared/conference/frame.ts";
 import {
   ByeReason,
   decodeBye,
@@ -191,7 +195,7 @@ export class LegUplink implements BackendLink, ConferenceEndpoint, CallTap {
         this.#link.onNack(buf, len, now);
         return;
       case ConferenceKind.bye: {
-        const r = decodeBye(buf, 20, len);
+        const r = decodeBye(buf, CONFERENCE_HEADER_BYTES, len);
         this.#end(
           r === ByeReason.callEnded ? "call_ended" : r === ByeReason.removed ? "removed" : "hub_lost",
         );
@@ -210,9 +214,9 @@ export class LegUplink implements BackendLink, ConferenceEndpoint, CallTap {
 
   /** The hub's event (the backend's, or a notice): to the client, in order. */
   #event(buf: Buffer, len: number, now: number): void {
-    const seq = eventSeq(buf, 20);
+    const seq = eventSeq(buf, CONFERENCE_HEADER_BYTES);
     if (this.#link.onEvent(0, seq, now))
-      this.#lost(this.#link.events.push(seq, buf, 20, len, now, this.#deliver));
+      this.#lost(this.#link.events.push(seq, buf, CONFERENCE_HEADER_BYTES, len, now, this.#deliver));
   }
 
   #lost(n: number): void {
@@ -223,7 +227,7 @@ export class LegUplink implements BackendLink, ConferenceEndpoint, CallTap {
 
   /** The hub's roster: differences from the last one become events for the client. */
   #rosterFrom(buf: Buffer, len: number): void {
-    const n = decodeRoster(buf, 20, len, rosterIn);
+    const n = decodeRoster(buf, CONFERENCE_HEADER_BYTES, len, rosterIn);
     if (n < 0) return;
     // Acknowledged (docs/wire-formats.md §8): a roster that lists this leg's slot.
     if (this.state === "connecting")

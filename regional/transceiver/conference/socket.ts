@@ -7,7 +7,6 @@
 import { randomBytes } from "node:crypto";
 import { createSocket, type RemoteInfo, type Socket } from "node:dgram";
 import {
-  CONFERENCE_HEADER_BYTES,
   CONFERENCE_MAX_FRAME,
   CONFERENCE_MAX_PAYLOAD,
   CONFERENCE_OVERHEAD_BYTES,
@@ -181,7 +180,3 @@ export class ConferenceSocket {
     await new Promise<void>((r) => this.#socket.close(() => r()));
   }
 }
-
-/** The payload of a decoded frame (a view, no copy). */
-export const payloadOf = (h: ConferenceHeader, buf: Buffer): Buffer =>
-  buf.subarray(CONFERENCE_HEADER_BYTES, CONFERENCE_HEADER_BYTES + h.payloadLength);
