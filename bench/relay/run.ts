@@ -14,7 +14,7 @@ import { cpus, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { nodeMac } from "../../regional/common/hmac.ts";
-import { loadBinding } from "../../regional/relay/native/index.ts";
+import { loadBinding } from "../../regional/common/native/index.ts";
 import { mintHint } from "../../shared/hint/codec.ts";
 import { parseKeyring } from "../../shared/keys.ts";
 import { encodeBindingRequest } from "../../shared/stun/writer.ts";

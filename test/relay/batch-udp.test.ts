@@ -19,7 +19,7 @@ import {
   RX_META,
   Stat,
   TX_META,
-} from "../../regional/relay/native/index.ts";
+} from "../../regional/common/native/index.ts";
 import { until } from "./harness.ts";
 
 const open: BatchSocket[] = [];
@@ -89,7 +89,7 @@ describe("batched UDP addon", () => {
     expect(() => chooseIoMode("fast")).toThrow(/GR_RELAY_IO: must be "batch", "dgram" or "auto", got "fast"/);
     // The install step without a compiler: a warning naming the cause, and success (unless --strict).
     const build = (args: string[]) =>
-      spawnSync(process.execPath, ["regional/relay/native/build.ts", ...args], {
+      spawnSync(process.execPath, ["regional/common/native/build.ts", ...args], {
         env: { ...process.env, CC: "/nonexistent/cc" },
         encoding: "utf8",
       });

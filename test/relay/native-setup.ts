@@ -5,9 +5,9 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { ADDON_PATH } from "../../regional/relay/native/index.ts";
+import { ADDON_PATH } from "../../regional/common/native/index.ts";
 
-const DIR = join(import.meta.dirname, "../../regional/relay/native");
+const DIR = join(import.meta.dirname, "../../regional/common/native");
 
 export default function setup(): void {
   const sources = readdirSync(DIR).filter((f) => /\.(c|h|gyp)$/.test(f));

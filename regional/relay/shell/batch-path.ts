@@ -20,7 +20,7 @@ import {
   RX_META,
   Stat,
   TX_META,
-} from "../native/index.ts";
+} from "../../common/native/index.ts";
 import type { RelayMetrics } from "./metrics.ts";
 
 /** What the worker lends the data path. */

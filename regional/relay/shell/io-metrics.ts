@@ -1,7 +1,7 @@
 // Metrics of the datagram I/O layer: which one a worker runs (gr_relay_io_mode) and, on the
 // batched path, the addon's own counters, copied from its stats arrays at scrape time.
 import type { Registry } from "../../common/metrics.ts";
-import { type IoMode, Stat } from "../native/index.ts";
+import { type IoMode, Stat } from "../../common/native/index.ts";
 
 const EVENTS: [string, number][] = [
   ["rx_batches", Stat.rxBatches],

@@ -2,7 +2,7 @@
 import type { Server } from "node:http";
 import type { Logger } from "../../common/log.ts";
 import type { RelayConfig } from "../config.ts";
-import { chooseIoMode } from "../native/index.ts";
+import { chooseIoMode } from "../../common/native/index.ts";
 import { startAdmin } from "./admin.ts";
 import { InProcessHandle, ThreadHandle, type WorkerHandle } from "./handles.ts";
 import { RelayWorker, type WorkerAddresses } from "./worker.ts";

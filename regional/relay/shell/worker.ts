@@ -15,7 +15,7 @@ import { ClusterEngine } from "../core/cluster-engine.ts";
 import { PopEngine, type PopEngineConfig } from "../core/pop-engine.ts";
 import { SourceList } from "../core/sources.ts";
 import { Action, PeerKind } from "../core/types.ts";
-import { chooseIoMode, type IoMode } from "../native/index.ts";
+import { chooseIoMode, type IoMode } from "../../common/native/index.ts";
 import { Liveness, LiveRegistry, pingFrame } from "../registry/liveness.ts";
 import { RedisRegistry } from "../registry/redis-registry.ts";
 import { MemoryRegistry, type TransceiverRegistry } from "../registry/registry.ts";

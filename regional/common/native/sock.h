@@ -74,6 +74,8 @@ int parse_addr(const char *host, uint32_t port, int family, struct sockaddr_stor
 uint32_t recv_batch(sock_t *s);
 /* Sends t's first n txMeta rows from r's slots with sendmmsg; returns how many went (rest counted). */
 uint32_t flush_batch(sock_t *t, sock_t *r, uint32_t n);
+/* Sends t's first n txMeta rows from arena[offset, offset+len) (the slot word is ignored). */
+uint32_t flush_arena(sock_t *t, uint8_t *base, size_t cap, uint32_t n);
 /* Groups t->tmsg[0..built) into GSO trains in t->gmsg; returns the number of trains. */
 uint32_t gso_trains(sock_t *t, uint32_t built);
 /* One datagram from caller memory; 1 sent, 0 not (counted). */

@@ -1,8 +1,9 @@
-// Loader and typed face of the batched UDP addon (batch_udp.c). A BatchSocket owns its receive
-// slots, per-datagram metadata and outgoing batch as typed arrays allocated once and shared with C:
-// C fills `rxMeta` and the slots, JS reads them, queues outgoing datagrams as (slot, offset, length,
-// header, destination) rows in `txMeta`, and `flush` sends them with one sendmmsg. No allocation per
-// datagram on either side.
+// Loader and typed face of the batched UDP addon (batch_udp.c), used by the relay and the
+// transceiver. A BatchSocket owns its receive slots, per-datagram metadata and outgoing batch as
+// typed arrays allocated once and shared with C: C fills `rxMeta` and the slots, JS reads them,
+// queues outgoing datagrams as (slot, offset, length, header, destination) rows in `txMeta`, and
+// `flush` (from receive slots) or `flushArena` (from the caller's memory) sends them with one
+// sendmmsg. No allocation per datagram on either side.
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -63,6 +64,7 @@ interface Binding {
   start(h: Handle, onBatch: (count: number) => void): void;
   connect(h: Handle, host: string, port: number): void;
   flush(tx: Handle, rx: Handle, count: number): number;
+  flushArena(tx: Handle, arena: Buffer, count: number): number;
   sendOne(
     h: Handle,
     buf: Uint8Array,
@@ -247,6 +249,17 @@ export class BatchSocket {
     if (n === 0) return 0;
     this.txCount = 0;
     return this.#b.flush(this.#h, src.#h, n);
+  }
+
+  /**
+   * Sends the queued datagrams whose rows point into `arena` (the row's offset is into the arena,
+   * its slot is ignored): for a sender that builds its datagrams in memory of its own.
+   */
+  flushArena(arena: Buffer): number {
+    const n = this.txCount;
+    if (n === 0) return 0;
+    this.txCount = 0;
+    return this.#b.flushArena(this.#h, arena, n);
   }
 
   /** One datagram from JS memory (outside a batch); IPv6 destinations pass their 16 bytes. */

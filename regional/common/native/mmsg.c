@@ -158,35 +158,28 @@ static uint32_t send_msgs(sock_t *t, struct mmsghdr *msgs, const uint16_t *count
   return sent;
 }
 
-uint32_t flush_batch(sock_t *t, sock_t *r, uint32_t n) {
-  uint32_t built = 0, bad = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    const uint32_t *m = &t->tx_meta[(size_t)i * TX_META];
-    uint32_t slot = m[0], off = m[1], len = m[2], hdr = m[3];
-    uint32_t cap = slot < r->batch && r->is_big[slot] ? r->big_bytes : r->slot_bytes;
-    if (slot >= r->batch || off > cap || len > cap - off || (hdr != NO_HEADER && hdr >= t->batch)) {
-      bad++;
-      continue;
-    }
-    struct iovec *iov = &t->tiov[2 * (size_t)built];
-    int k = 0;
-    if (hdr != NO_HEADER) {
-      iov[k].iov_base = t->hdr + (size_t)hdr * t->hdr_bytes;
-      iov[k++].iov_len = t->hdr_bytes;
-    }
-    iov[k].iov_base = (r->is_big[slot] ? r->bigs[slot] : r->slots[slot]) + off;
-    iov[k++].iov_len = len;
-    struct msghdr *h = &t->tmsg[built].msg_hdr;
-    memset(h, 0, sizeof *h);
-    h->msg_iov = iov;
-    h->msg_iovlen = (size_t)k;
-    if (m[4] != 0) {
-      h->msg_name = &t->taddr[built];
-      h->msg_namelen = (socklen_t)fill_addr(&t->taddr[built], t->family, m[4], m[5], &m[6]);
-    }
-    built++;
+/* One message of t's batch: optional header, then [data, data+len), to row m's destination. */
+static void build_msg(sock_t *t, uint32_t built, const uint32_t *m, uint32_t hdr, uint8_t *data, uint32_t len) {
+  struct iovec *iov = &t->tiov[2 * (size_t)built];
+  int k = 0;
+  if (hdr != NO_HEADER) {
+    iov[k].iov_base = t->hdr + (size_t)hdr * t->hdr_bytes;
+    iov[k++].iov_len = t->hdr_bytes;
   }
-  t->stats[S_TX_ERR] += bad;
+  iov[k].iov_base = data;
+  iov[k++].iov_len = len;
+  struct msghdr *h = &t->tmsg[built].msg_hdr;
+  memset(h, 0, sizeof *h);
+  h->msg_iov = iov;
+  h->msg_iovlen = (size_t)k;
+  if (m[4] != 0) {
+    h->msg_name = &t->taddr[built];
+    h->msg_namelen = (socklen_t)fill_addr(&t->taddr[built], t->family, m[4], m[5], &m[6]);
+  }
+}
+
+/* Sends t->tmsg[0..built): as GSO trains where the socket may, else one message per datagram. */
+static uint32_t send_built(sock_t *t, uint32_t built) {
   uint32_t sent = 0, refused, from = 0;
   if (t->gso && built > 1) {
     uint32_t trains = gso_trains(t, built);
@@ -202,6 +195,37 @@ uint32_t flush_batch(sock_t *t, sock_t *r, uint32_t n) {
   if (from < built) sent += send_msgs(t, &t->tmsg[from], NULL, built - from, &refused);
   t->stats[S_TX] += sent;
   return sent;
+}
+
+uint32_t flush_batch(sock_t *t, sock_t *r, uint32_t n) {
+  uint32_t built = 0, bad = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const uint32_t *m = &t->tx_meta[(size_t)i * TX_META];
+    uint32_t slot = m[0], off = m[1], len = m[2], hdr = m[3];
+    uint32_t cap = slot < r->batch && r->is_big[slot] ? r->big_bytes : r->slot_bytes;
+    if (slot >= r->batch || off > cap || len > cap - off || (hdr != NO_HEADER && hdr >= t->batch)) {
+      bad++;
+      continue;
+    }
+    build_msg(t, built++, m, hdr, (r->is_big[slot] ? r->bigs[slot] : r->slots[slot]) + off, len);
+  }
+  t->stats[S_TX_ERR] += bad;
+  return send_built(t, built);
+}
+
+uint32_t flush_arena(sock_t *t, uint8_t *base, size_t cap, uint32_t n) {
+  uint32_t built = 0, bad = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const uint32_t *m = &t->tx_meta[(size_t)i * TX_META];
+    uint32_t off = m[1], len = m[2], hdr = m[3];
+    if (off > cap || len > cap - off || (hdr != NO_HEADER && hdr >= t->batch)) {
+      bad++;
+      continue;
+    }
+    build_msg(t, built++, m, hdr, base + off, len);
+  }
+  t->stats[S_TX_ERR] += bad;
+  return send_built(t, built);
 }
 
 uint32_t send_one(sock_t *s, const uint8_t *data, uint32_t len, uint32_t fam, uint32_t port, const uint32_t *addr) {

@@ -164,6 +164,10 @@ static napi_value js_create(napi_env env, napi_callback_info info) {
   if (b > 0) {
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &b, sizeof b); /* capped by net.core.rmem_max, checked in JS */
     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &b, sizeof b);
+    /* Past rmem_max / wmem_max where the process may (CAP_NET_ADMIN); EPERM otherwise, and the capped
+     * size above stands. The receive buffer is what absorbs a stall of the process. */
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &b, sizeof b);
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &b, sizeof b);
   }
   if (bind(fd, (struct sockaddr *)&ss, (socklen_t)sl) != 0) {
     int e = errno;
@@ -340,6 +344,24 @@ static napi_value js_flush(napi_env env, napi_callback_info info) {
   return out;
 }
 
+/* flushArena(tx, arena, count): sends tx's count rows whose data is at arena[offset, offset+len);
+ * returns how many went. For senders whose datagrams are built in JS memory (the transceiver). */
+static napi_value js_flush_arena(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3], out;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  sock_t *t = argc == 3 ? unwrap(env, argv[0]) : NULL;
+  void *data;
+  size_t dl;
+  uint32_t n;
+  if (!t || napi_get_buffer_info(env, argv[1], &data, &dl) != napi_ok || !get_u32(env, argv[2], &n))
+    return throw_type(env, "flushArena(tx, arena, count)");
+  if (n > t->batch) n = t->batch;
+  uint32_t sent = t->closing ? 0 : flush_arena(t, (uint8_t *)data, dl, n);
+  napi_create_uint32(env, sent, &out);
+  return out;
+}
+
 /* sendOne(handle, buffer, offset, length, family 0|4|6, port, addr Uint32Array(4)): one datagram from
  * JS memory (held datagrams of restored flows, outside the batch). Returns 1 sent, 0 not. */
 static napi_value js_send_one(napi_env env, napi_callback_info info) {
@@ -459,6 +481,7 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
       {"start", NULL, js_start, NULL, NULL, NULL, napi_default, NULL},
       {"connect", NULL, js_connect, NULL, NULL, NULL, napi_default, NULL},
       {"flush", NULL, js_flush, NULL, NULL, NULL, napi_default, NULL},
+      {"flushArena", NULL, js_flush_arena, NULL, NULL, NULL, napi_default, NULL},
       {"sendOne", NULL, js_send_one, NULL, NULL, NULL, napi_default, NULL},
       {"replaceSlot", NULL, js_replace_slot, NULL, NULL, NULL, napi_default, NULL},
       {"localAddress", NULL, js_local_address, NULL, NULL, NULL, napi_default, NULL},
