@@ -1,13 +1,14 @@
 // The swap is pinned to werift 0.25.2: when werift's CipherAesCtr changes underneath (an
 // upgrade, a reinstall of another version), installFastSrtp refuses and this test fails, so the
 // swapped-in methods are re-checked against the new source before the fingerprint is updated.
-// The same for the packet index estimate (installPacketIndexEstimate: werift's
-// Context.updateRolloverCount and the SrtpContext methods that call it); its behaviour is tested
-// in srtp-roc.test.ts.
+// The same for the SRTP receive side (installPacketIndexEstimate: werift's
+// Context.updateRolloverCount, SrtpContext.decryptRtp and SrtcpContext.decryptRTCP, and the code
+// around them the swap relies on); its behaviour is tested in srtp-roc.test.ts and
+// srtp-replay.test.ts.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { RTCPeerConnection } from "werift";
+import { ProtectionProfileAes128CmHmacSha1_80, RTCPeerConnection, SrtcpSession, SrtpSession } from "werift";
 import {
   fingerprint,
   installFastSrtp,
@@ -16,6 +17,9 @@ import {
   WERIFT_CTR_FINGERPRINT,
   WERIFT_ROC_FINGERPRINT,
 } from "../../regional/transceiver/srtp/install.ts";
+import { decryptRTCP, decryptRtp } from "../../regional/transceiver/srtp/unprotect.ts";
+
+const [k16, k14] = [Buffer.alloc(16, 1), Buffer.alloc(14, 2)];
 
 // Two werift peers on loopback; resolves with the SRTP profile their DTLS handshake chose.
 async function negotiatedProfile(): Promise<number | undefined> {
@@ -82,12 +86,20 @@ describe("installFastSrtp", () => {
 });
 
 describe("installPacketIndexEstimate", () => {
-  it("refuses while werift's estimate and its callers are not the 0.25.2 ones, then swaps once", () => {
+  it("refuses while werift's SRTP receive code is not the 0.25.2 one, then swaps once", () => {
+    const keys = { localMasterKey: k16, localMasterSalt: k14, remoteMasterKey: k16, remoteMasterSalt: k14 };
+    const profile = ProtectionProfileAes128CmHmacSha1_80;
+    const srtp = Object.getPrototypeOf(new SrtpSession({ keys, profile }).remoteContext);
+    const srtcp = Object.getPrototypeOf(new SrtcpSession({ keys, profile }).remoteContext);
+    const werift = [srtp.decryptRtp, srtcp.decryptRTCP];
     expect(packetIndexFingerprint()).toBe(WERIFT_ROC_FINGERPRINT);
     const r = installPacketIndexEstimate("0".repeat(64));
     expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.reason).toMatch(/rollover counter code changed/);
+    if (!r.ok) expect(r.reason).toMatch(/SRTP receive code changed .*no replay window/);
+    expect([srtp.decryptRtp, srtcp.decryptRTCP]).toEqual(werift);
     expect(installPacketIndexEstimate()).toEqual({ ok: true, swapped: true });
+    // The estimate, and unprotect with the replay window (srtp-replay.test.ts), are ours now.
+    expect([srtp.decryptRtp, srtcp.decryptRTCP]).toEqual([decryptRtp, decryptRTCP]);
     // The fingerprint stays that of werift's own code after the swap.
     expect(packetIndexFingerprint()).toBe(WERIFT_ROC_FINGERPRINT);
   });

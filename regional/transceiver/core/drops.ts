@@ -19,5 +19,7 @@ export const DROP_REASONS = [
   "path_cap",
   "path_unvalidated",
   "path_in_use",
+  "srtp_replay",
+  "srtcp_replay",
 ] as const;
 export type DropReason = (typeof DROP_REASONS)[number];

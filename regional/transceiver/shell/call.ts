@@ -85,8 +85,7 @@ export class Call {
       },
       onConsent: () => this.#consent(),
     });
-    const { config, mux, hintMac, log } = d;
-    const nd = { config, mux, hintMac, log, pc: this.pc, audio: this.#audio, paths: this.paths };
+    const nd = { ...d, pc: this.pc, audio: this.#audio, paths: this.paths };
     this.#neg = new Negotiation(nd, init.offer, init.ingressVip);
   }
 

@@ -12,11 +12,13 @@ import { finishAnswer, replaceIceCredentials, restartAnswerFrag } from "../core/
 import type { Mux } from "../core/mux.ts";
 import { UfragSet } from "../core/ufrags.ts";
 import { ApiError } from "../errors.ts";
+import type { TransceiverMetrics } from "../metrics.ts";
 import type { CallAudio } from "./audio.ts";
 import type { CallPaths } from "./call-paths.ts";
 import { guardRecordSequence } from "./dtls-sequence.ts";
 import { guardDtlsServerRole } from "./dtls-server-guard.ts";
 import { applyOffer } from "./peer.ts";
+import { guardSrtpReplay } from "./srtp-replay.ts";
 import { attachSharedSocket, type IceAttachment, iceTransportCount } from "./werift-glue.ts";
 
 const enc = new TextEncoder();
@@ -39,6 +41,7 @@ export interface NegotiationDeps {
   audio: CallAudio;
   paths: CallPaths;
   log: Logger;
+  metrics: TransceiverMetrics;
 }
 
 export class Negotiation {
@@ -89,6 +92,7 @@ export class Negotiation {
       throw new ApiError("bundle_required", "every m-line must share one transport (a=group:BUNDLE)");
     }
     guardRecordSequence(pc);
+    guardSrtpReplay(pc, this.#d.metrics.drops);
     applyOffer(pc, this.#offer);
     // After the role is set (a=setup:active makes us the DTLS server), before DTLS starts.
     guardDtlsServerRole(pc, this.#d.log);

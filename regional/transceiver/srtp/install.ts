@@ -6,7 +6,8 @@
 // test/transceiver/srtp-install.test.ts fails until the swap is checked against the new source.
 //
 // It also replaces werift's SRTP packet index estimate (Context.updateRolloverCount) with RFC 3711
-// 3.3.1's (packet-index.ts), pinned the same way by its own fingerprint: installPacketIndexEstimate.
+// 3.3.1's (packet-index.ts), and its SRTP/SRTCP unprotect with one that keeps 3.3.2's replay
+// window (unprotect.ts), pinned the same way by their own fingerprint: installPacketIndexEstimate.
 //
 // It also orders the SRTP profiles this process offers in DTLS (RFC 5764 4.1.1): AES-CM first,
 // or AES-CM alone, since the DTLS server picks by its own preference and werift (like Chromium)
@@ -19,11 +20,13 @@ import {
   RTCDtlsTransport,
   RtcpHeader,
   RtpHeader,
+  SrtcpSession,
   SrtpSession,
 } from "werift";
 import { decryptRTCP, decryptRtp, encryptRTCP, encryptRtp } from "./ctr-cipher.ts";
 import { updateRolloverCount } from "./packet-index.ts";
 import { fastRtcpHeaderParser, fastRtpHeaderParser } from "./rtp-header.ts";
+import { decryptRTCP as unprotectRtcp, decryptRtp as unprotectRtp } from "./unprotect.ts";
 
 /** sha256 of werift 0.25.2's CipherAesCtr class and RTP/RTCP header parsers (see fingerprint()). */
 export const WERIFT_CTR_FINGERPRINT = "d614e09fc3cfe83efba1d7ac295bca0d7d8c55228db745ab7f0a65525d8f3415";
@@ -105,45 +108,81 @@ function profilesOf(order: SrtpProfileOrder): number[] | undefined {
   return [ProtectionProfileAes128CmHmacSha1_80, ProtectionProfileAeadAes128Gcm];
 }
 
-/** sha256 of werift 0.25.2's Context.updateRolloverCount and SrtpContext.encryptRtp/decryptRtp. */
-export const WERIFT_ROC_FINGERPRINT = "7455284072e46485b69c77c695a8901b1db40b66110ed16c620f138b01362777";
+/**
+ * sha256 of the werift 0.25.2 code the receive-side swap replaces or relies on (see
+ * packetIndexFingerprint): Context.updateRolloverCount, the SrtpContext and SrtcpContext classes,
+ * CipherAesGcm, and RTCDtlsTransport's startSrtp / updateSrtpSession.
+ */
+export const WERIFT_ROC_FINGERPRINT = "b5b50c259c3f45bd63bc8db58cae0884136312e5347093eba822778757669050";
 
-// The prototype that defines updateRolloverCount (SrtpContext's Context base), and the source of
-// werift's own method and its callers as first seen (before the swap).
-let rocProtos: { owner: Proto; source: string } | undefined;
+// The prototypes the receive-side swap writes to (updateRolloverCount's owner, Context; the
+// SrtpContext and SrtcpContext prototypes), and the source of what it replaces or relies on as
+// first seen (before the swap).
+interface ReceiveProtos {
+  owner: Proto;
+  srtp: Proto;
+  srtcp: Proto;
+  source: string;
+}
+let rocProtos: ReceiveProtos | undefined;
 
-function rocPrototypes(): { owner: Proto; source: string } {
+function rocPrototypes(): ReceiveProtos {
   if (rocProtos !== undefined) return rocProtos;
   const srtp = Object.getPrototypeOf(probeSession().localContext) as Proto;
   let owner: Proto | null = srtp;
   while (owner !== null && !Object.hasOwn(owner, "updateRolloverCount")) {
     owner = Object.getPrototypeOf(owner) as Proto | null;
   }
-  // Both decryptRtp's commit-after-authentication and encryptRtp's use of the state are part of
-  // what the replacement relies on, so their source is in the fingerprint too.
-  const source = [owner?.updateRolloverCount, srtp.encryptRtp, srtp.decryptRtp].map(String).join("\n");
-  rocProtos = { owner: owner ?? srtp, source };
+  const [k, salt] = [Buffer.alloc(16), Buffer.alloc(14)];
+  const keys = { localMasterKey: k, localMasterSalt: salt, remoteMasterKey: k, remoteMasterSalt: salt };
+  const srtcp = Object.getPrototypeOf(
+    new SrtcpSession({ keys, profile: ProtectionProfileAes128CmHmacSha1_80 }).remoteContext,
+  ) as Proto;
+  const gcm = new SrtpSession({ keys, profile: ProtectionProfileAeadAes128Gcm }).localContext.cipher;
+  const dtls = RTCDtlsTransport.prototype as unknown as Proto;
+  // Replaced: updateRolloverCount, SrtpContext.decryptRtp, SrtcpContext.decryptRTCP. Relied on:
+  // encryptRtp's use of the state, the tag lengths (rtpAuthTagLength), where AES-GCM puts the
+  // SRTCP index and that its ciphers throw before returning on a failed tag, that startSrtp drops
+  // what throws an SrtpAuthenticationError, and that updateSrtpSession makes the contexts once.
+  const source = [
+    owner?.updateRolloverCount,
+    srtp.constructor,
+    srtcp.constructor,
+    (gcm as object).constructor,
+    dtls.startSrtp,
+    dtls.updateSrtpSession,
+  ]
+    .map(String)
+    .join("\n");
+  rocProtos = { owner: owner ?? srtp, srtp, srtcp, source };
   return rocProtos;
 }
 
-/** The fingerprint of werift's packet index estimate and its two callers (before any swap). */
+/** The fingerprint of werift's SRTP receive code the swap replaces or relies on (before any swap). */
 export function packetIndexFingerprint(): string {
   return createHash("sha256").update(rocPrototypes().source).digest("hex");
 }
 
 let rocInstalled: InstallResult | undefined;
 
-/** Idempotent swap of werift's SRTP packet index estimate for RFC 3711's. `expected` is for tests. */
+/**
+ * Idempotent swap of werift's SRTP receive side for RFC 3711 3.3's: the packet index estimate
+ * (3.3.1, packet-index.ts, protect and unprotect) and unprotect with a replay window (3.3.2,
+ * unprotect.ts; enforced on the contexts guardReplays names). `expected` is for tests.
+ */
 export function installPacketIndexEstimate(expected = WERIFT_ROC_FINGERPRINT): InstallResult {
   if (rocInstalled?.ok) return rocInstalled;
   const seen = packetIndexFingerprint();
   if (seen !== expected) {
     return {
       ok: false,
-      reason: `werift's SRTP rollover counter code changed (fingerprint ${seen.slice(0, 12)})`,
+      reason: `werift's SRTP receive code changed (fingerprint ${seen.slice(0, 12)}): no RFC 3711 index estimate, no replay window`,
     };
   }
-  rocPrototypes().owner.updateRolloverCount = updateRolloverCount;
+  const p = rocPrototypes();
+  p.owner.updateRolloverCount = updateRolloverCount;
+  p.srtp.decryptRtp = unprotectRtp;
+  p.srtcp.decryptRTCP = unprotectRtcp;
   rocInstalled = { ok: true, swapped: true };
   return rocInstalled;
 }
