@@ -19,5 +19,6 @@ export const DROP_REASONS = [
   "path_cap",
   "path_unvalidated",
   "path_in_use",
+  "io_backlog",
 ] as const;
 export type DropReason = (typeof DROP_REASONS)[number];
