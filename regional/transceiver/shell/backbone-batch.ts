@@ -160,10 +160,10 @@ export class BatchBackboneSocket implements Backbone {
   }
 
   /**
-   * One frame: ping → pong, data → the mux. Returns true after a datagram that is neither RTP nor
-   * RTCP (STUN, DTLS: handshake, data channel): werift reacts to those partly in promise
-   * continuations (the DTLS handshake's end installs the SRTP keys), which on dgram run before
-   * the next datagram's callback. Frames after it in the batch are held until they have run.
+   * One frame: ping → pong, data → the mux. Returns true after a STUN or DTLS handshake datagram:
+   * werift reacts to those partly in promise continuations (ICE state, and the handshake's end
+   * installs the SRTP keys), which on dgram run before the next datagram's callback. Frames after
+   * it in the batch are held until they have run.
    */
   #dispatch(msg: Buffer, len: number, host: string, port: number, owned: boolean): boolean {
     const h = this.#header;
@@ -196,8 +196,10 @@ export class BatchBackboneSocket implements Backbone {
       msg.copy(payload, 0, FRAME_HEADER_BYTES, len);
     }
     mux.handle(payload, h, host, port);
+    // STUN (0-3) and DTLS change cipher spec, alert, handshake (20-22); not RTP, RTCP or
+    // application data (the data channel: 23), which do not change what the next datagram needs.
     const b = payload.length > 0 ? payload[0]! : 0;
-    return b < 128 || b > 191;
+    return b <= 3 || (b >= 20 && b <= 22);
   }
 
   #hold(msg: Buffer, len: number, host: string, port: number): void {
