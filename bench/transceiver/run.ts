@@ -7,7 +7,7 @@
 //
 // Env: BENCH_SESSIONS (150), BENCH_SECONDS (20), BENCH_CONCURRENCY (10), BENCH_LOAD (1: busy
 //      processes competing for the CPU during each mode's media window, 0 for none),
-//      BENCH_MODES ("gr-ws,gr-ws-single,gr-ws-gcm,gr-ws-x8,werift"). About 6 minutes.
+//      BENCH_MODES ("gr-ws,gr-ws-dgram,gr-ws-x8,werift"). About 5 minutes.
 //   gr-ws        the transceiver as deployed: shared socket + backbone frames (loopback relay in the
 //                client process) + a WebSocket bridge per session to the echo agent (own process,
 //                audio batches negotiated), AES-CM SRTP through the swapped-in cipher
@@ -17,7 +17,8 @@
 // Suffixes on gr-ws / gr-internal: -xN  TRANSCEIVER_SOCKETS=N (one port, N SO_REUSEPORT sockets:
 //   N times the kernel receive buffering to ride out CPU starvation); -single  the echo agent
 //   refuses batches (one frame per WebSocket message, as before batching); -gcm  AES-GCM SRTP as
-//   werift prefers it (werift's cipher per packet); -cr  TRANSCEIVER_CONNECT_RELAYS=1.
+//   werift prefers it (werift's cipher per packet); -cr  TRANSCEIVER_CONNECT_RELAYS=1; -dgram
+//   TRANSCEIVER_IO=dgram (Node's dgram instead of the batched addon, recvmmsg/sendmmsg).
 import { type ChildProcess, fork, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -29,7 +30,7 @@ const N = Number(process.env.BENCH_SESSIONS ?? 150);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 10);
 const LOAD = Number(process.env.BENCH_LOAD ?? 1);
-const MODES = (process.env.BENCH_MODES ?? "gr-ws,gr-ws-single,gr-ws-gcm,gr-ws-x8,werift")
+const MODES = (process.env.BENCH_MODES ?? "gr-ws,gr-ws-dgram,gr-ws-x8,werift")
   .split(",")
   .map((s) => s.trim());
 
@@ -163,6 +164,7 @@ async function runMode(mode: string): Promise<Result> {
       backend: agent ? agent.url : "internal:echo",
       sockets,
       connectRelays: mode.includes("-cr"),
+      io: mode.includes("-dgram") ? "dgram" : "batch",
       srtpProfiles: mode.includes("-gcm") ? "werift" : "aes-cm-only",
     },
     "started",

@@ -47,6 +47,7 @@ async function start(m: Msg): Promise<void> {
         socketBufferBytes: 32 * 1024 * 1024,
         socketCount: Number(m.sockets ?? 1),
         connectRelays: m.connectRelays === true,
+        io: m.io === "dgram" ? "dgram" : "batch",
         srtpProfiles: m.srtpProfiles === "werift" ? "werift" : "aes-cm-only",
       }),
       {

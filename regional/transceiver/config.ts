@@ -13,6 +13,10 @@ import { SRTP_PROFILE_ORDERS, type SrtpProfileOrder } from "./srtp/install.ts";
 // The reader and its error live in shared/config; re-exported for this wing's other entry points.
 export { ConfigError, EnvReader } from "../../shared/config/env-reader.ts";
 
+/** TRANSCEIVER_IO values (shell/backbone-open.ts chooses). */
+export const BACKBONE_IO = ["auto", "batch", "dgram"] as const;
+export type BackboneIo = (typeof BACKBONE_IO)[number];
+
 export interface TransceiverConfig {
   clusterId: number;
   transceiverId: number;
@@ -24,8 +28,10 @@ export interface TransceiverConfig {
   socketBufferBytes: number;
   /** Sockets bound to the backbone port with SO_REUSEPORT (1 = one socket, the default). */
   socketCount: number;
-  /** Per relay source, a socket connected to it on the backbone port (SO_REUSEPORT) for sending. */
+  /** Per relay source, a socket connected to it on the backbone port (SO_REUSEPORT) for sending (dgram I/O). */
   connectRelays: boolean;
+  /** Backbone datagram I/O: the batched addon, Node's dgram, or the addon when it loads. */
+  io: BackboneIo;
   /** SRTP profiles offered in DTLS (docs/werift.md, "SRTP"): AES-CM alone by default. */
   srtpProfiles: SrtpProfileOrder;
   /** Where the signalling HTTP server binds. */
@@ -131,6 +137,7 @@ export function loadConfig(
     socketBufferBytes: r.int("TRANSCEIVER_SOCKET_BUFFER_BYTES", 65_536, 1 << 30, 4 * 1024 * 1024),
     socketCount: r.int("TRANSCEIVER_SOCKETS", 1, 16, 1),
     connectRelays: r.int("TRANSCEIVER_CONNECT_RELAYS", 0, 1, 0) === 1,
+    io: backboneIo(r.str("TRANSCEIVER_IO", "auto"), r.problems),
     srtpProfiles: srtpProfileOrder(r),
     http: r.hostPort("TRANSCEIVER_HTTP", "127.0.0.1:0"),
     httpAdvertise: r.optional("TRANSCEIVER_HTTP_ADVERTISE"),
@@ -190,6 +197,8 @@ export function configWithDefaults(
     socketBufferBytes: 4 * 1024 * 1024,
     socketCount: 1,
     connectRelays: false,
+    // Test projects pick the path by environment (vitest.config.ts); embedders pass `io`.
+    io: backboneIo(process.env.TRANSCEIVER_IO ?? "auto", []),
     srtpProfiles: "aes-cm-only",
     http: { host: "127.0.0.1", port: 0, ipv6: false },
     httpAdvertise: undefined,
@@ -215,6 +224,12 @@ export function configWithDefaults(
     ...rest,
     clusterKeys,
   };
+}
+
+function backboneIo(v: string, problems: string[]): BackboneIo {
+  if ((BACKBONE_IO as readonly string[]).includes(v)) return v as BackboneIo;
+  problems.push(`TRANSCEIVER_IO: "${v}" is not one of ${BACKBONE_IO.join(", ")}`);
+  return "auto";
 }
 
 function srtpProfileOrder(r: EnvReader): SrtpProfileOrder {

@@ -10,6 +10,8 @@ import {
   type Metric,
   Registry,
 } from "../common/metrics.ts";
+import type { IoMode } from "../common/native/index.ts";
+import { ioMetrics } from "../common/native/io-metrics.ts";
 
 export const SETUP_STAGES = [
   "offer_to_answer",
@@ -60,6 +62,7 @@ export class TransceiverMetrics {
   readonly backendDroppedToBackend: CounterHandle;
   readonly backendDroppedToClient: CounterHandle;
   readonly #counters = new Map<string, CounterHandle>();
+  #beforeRender: (() => void) | undefined;
 
   constructor(clusterId: number, registry = new Registry()) {
     this.registry = registry;
@@ -174,7 +177,14 @@ export class TransceiverMetrics {
     this.#counter(this.#backendErrors, `b:${reason}`, { cluster: this.cluster, reason }).inc();
   }
 
+  /** Registers gr_transceiver_io_mode and, on the batched path, the addon's counters (read at scrape). */
+  datagramIo(io: IoMode, totals: (() => Float64Array) | undefined): void {
+    const update = ioMetrics(this.registry, io, "gr_transceiver");
+    if (totals !== undefined) this.#beforeRender = () => update(totals());
+  }
+
   render(): string {
+    this.#beforeRender?.();
     return this.registry.render();
   }
 }

@@ -1,9 +1,15 @@
 // Configuration that works but is probably not what the operator meant, logged once at start:
 // a wildcard bind without an advertised address, a socket buffer smaller than asked.
 import type { Logger } from "../common/log.ts";
+import type { IoMode } from "../common/native/index.ts";
 import type { TransceiverConfig } from "./config.ts";
 
-export function warnAtStart(config: TransceiverConfig, log: Logger, grantedBufferBytes: number): void {
+export function warnAtStart(
+  config: TransceiverConfig,
+  log: Logger,
+  grantedBufferBytes: number,
+  io: IoMode,
+): void {
   const unspecified = (h: string) => h === "0.0.0.0" || h === "::";
   if (unspecified(config.udp.host) && !config.udpAdvertise) {
     log.warn(
@@ -20,6 +26,9 @@ export function warnAtStart(config: TransceiverConfig, log: Logger, grantedBuffe
     log.warn(
       "the conference socket binds every address: set TRANSCEIVER_CONFERENCE_ADDR to the address other transceivers reach",
     );
+  }
+  if (config.connectRelays && io === "batch") {
+    log.warn("TRANSCEIVER_CONNECT_RELAYS applies to dgram I/O only: the batched path sends to parsed addresses");
   }
   if (grantedBufferBytes < config.socketBufferBytes) {
     log.warn("backbone socket receive buffer is smaller than asked: raise net.core.rmem_max", {

@@ -21,7 +21,8 @@ import type { MembershipStore } from "./membership.ts";
 import { TransceiverMetrics } from "./metrics.ts";
 import { RESUME_REQUIRED } from "./resume.ts";
 import { SetupLimiter } from "./setup-limit.ts";
-import { BackboneSocket } from "./shell/backbone.ts";
+import type { Backbone } from "./shell/backbone.ts";
+import { openBackbone } from "./shell/backbone-open.ts";
 import { webSocketBackend } from "./shell/bridge.ts";
 import type { Call } from "./shell/call.ts";
 import { assertGlueCompatible } from "./shell/werift-glue.ts";
@@ -47,7 +48,7 @@ export class Transceiver implements ApiHost {
   readonly log: Logger;
   readonly clock: CoarseClock = { now: Date.now() };
   readonly #table: CallTable;
-  #socket!: BackboneSocket;
+  #socket!: Backbone;
   #mux!: Mux;
   #server!: Server;
   verifier!: RequestVerifier;
@@ -125,16 +126,11 @@ export class Transceiver implements ApiHost {
       { clusterId: config.clusterId, transceiverId: config.transceiverId },
       { windowMs: config.replayWindowMs },
     );
-    t.#socket = await BackboneSocket.open(
-      config.udp,
-      config.clusterId,
-      config.transceiverId,
-      t.metrics,
-      config.socketBufferBytes,
-      config.socketCount,
-      config.connectRelays,
-    );
-    warnAtStart(config, t.log, t.#socket.receiveBufferBytes);
+    const opened = await openBackbone(config, t.metrics);
+    t.#socket = opened.socket;
+    t.metrics.datagramIo(opened.io, opened.totals);
+    t.log.info("backbone datagram I/O", { io: opened.io, reason: opened.reason });
+    warnAtStart(config, t.log, t.#socket.receiveBufferBytes, opened.io);
     if (config.conference) {
       const ids = { clusterId: config.clusterId, transceiverId: config.transceiverId };
       t.conferences = await Conferences.open(config.conference, t.metrics, ids, (r, at) => t.create(r, at));
@@ -146,7 +142,7 @@ export class Transceiver implements ApiHost {
       hmacSha1,
       { drop: (reason) => m.drops[reason].inc() },
       t.clock,
-      config.connectRelays ? (host, port) => sock.peerFor(host, port) : undefined,
+      config.connectRelays || opened.io === "batch" ? (host, port) => sock.peerFor(host, port) : undefined,
     );
     t.#socket.attach(t.#mux);
     t.#server = apiServer(t);

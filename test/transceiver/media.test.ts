@@ -393,9 +393,9 @@ describe("clean-up and media metrics", () => {
   });
 });
 
-describe("a connected socket per relay source (TRANSCEIVER_CONNECT_RELAYS)", () => {
+describe("a connected socket per relay source (TRANSCEIVER_CONNECT_RELAYS, dgram I/O)", () => {
   it("sends through a socket connected to the relay, on the same port, and media flows", async () => {
-    const h5 = await startHarness({ connectRelays: true });
+    const h5 = await startHarness({ connectRelays: true, io: "dgram" });
     try {
       const { client } = await h5.connectClient();
       const sent = await talk(client, 13, 20, 0);

@@ -8,10 +8,6 @@ import { performance } from "node:perf_hooks";
 import { formatIpv4, formatIpv6 } from "../../../shared/backbone/address.ts";
 import { FRAME_FLAG_TCP, FRAME_HEADER_BYTES } from "../../../shared/backbone/frame.ts";
 import { parseHostPort } from "../../../shared/topology/address.ts";
-import { ipv4Of, ipv6Into } from "../core/address.ts";
-import { ClusterEngine } from "../core/cluster-engine.ts";
-import type { PopEngine } from "../core/pop-engine.ts";
-import { Action, PeerKind } from "../core/types.ts";
 import {
   BatchSocket,
   DEFAULT_BATCH,
@@ -21,6 +17,10 @@ import {
   Stat,
   TX_META,
 } from "../../common/native/index.ts";
+import { ipv4Of, ipv6Into } from "../core/address.ts";
+import { ClusterEngine } from "../core/cluster-engine.ts";
+import type { PopEngine } from "../core/pop-engine.ts";
+import { Action, PeerKind } from "../core/types.ts";
 import type { RelayMetrics } from "./metrics.ts";
 
 /** What the worker lends the data path. */

@@ -1,8 +1,8 @@
 // A whole relay: N workers (threads, or in this thread for tests), the admin server, drain and stop.
 import type { Server } from "node:http";
 import type { Logger } from "../../common/log.ts";
-import type { RelayConfig } from "../config.ts";
 import { chooseIoMode } from "../../common/native/index.ts";
+import type { RelayConfig } from "../config.ts";
 import { startAdmin } from "./admin.ts";
 import { InProcessHandle, ThreadHandle, type WorkerHandle } from "./handles.ts";
 import { RelayWorker, type WorkerAddresses } from "./worker.ts";

@@ -23,13 +23,28 @@ export const DEFAULT_SOCKET_BUFFER_BYTES = 4 * 1024 * 1024;
 /** Peers with a connected socket of their own; beyond this, sends go unconnected. */
 const MAX_CONNECTED_PEERS = 256;
 
+/** How datagrams reach one relay address. */
+export interface RelaySender {
+  send(header: Buffer, payload: Uint8Array): void;
+}
+
+/** The backbone socket as the transceiver uses it, on dgram (this file) or batched (backbone-batch.ts). */
+export interface Backbone {
+  readonly send: (header: Buffer, payload: Uint8Array, port: number, host: string) => void;
+  peerFor(host: string, port: number): RelaySender;
+  attach(mux: Mux): void;
+  readonly receiveBufferBytes: number;
+  readonly address: { host: string; port: number };
+  close(): Promise<void>;
+}
+
 /**
  * One relay source (a relay worker's address). Sends go through a socket connected to it and
  * bound to the backbone port (SO_REUSEPORT) once that exists: a connected send skips the
  * per-datagram address resolution of `dgram.send(msg, port, host)`, and datagrams from that
  * relay then land in that socket's own receive buffer. Until then, the shared socket sends.
  */
-export class RelayPeer {
+export class RelayPeer implements RelaySender {
   readonly host: string;
   readonly port: number;
   readonly #shared: Socket;
@@ -46,7 +61,7 @@ export class RelayPeer {
   }
 }
 
-export class BackboneSocket {
+export class BackboneSocket implements Backbone {
   readonly socket: Socket;
   readonly sockets: Socket[];
   readonly #clusterId: number;

@@ -15,17 +15,21 @@ const EVENTS: [string, number][] = [
 ];
 
 /** Registers the families; returns the scrape-time update from the addon's totals (by Stat index). */
-export function ioMetrics(r: Registry, io: IoMode): (totals: Float64Array) => void {
+export function ioMetrics(
+  r: Registry,
+  io: IoMode,
+  prefix: "gr_relay" | "gr_transceiver" = "gr_relay",
+): (totals: Float64Array) => void {
   const mode = r.gauge(
-    "gr_relay_io_mode",
-    "Workers on each datagram I/O: batch (recvmmsg/sendmmsg) or dgram",
+    `${prefix}_io_mode`,
+    "Workers (or sockets) on each datagram I/O: batch (recvmmsg/sendmmsg) or dgram",
     ["mode"],
   );
   mode.with({ mode: "batch" }).set(io === "batch" ? 1 : 0);
   mode.with({ mode: "dgram" }).set(io === "dgram" ? 1 : 0);
   if (io !== "batch") return () => {};
   const ev = r.counter(
-    "gr_relay_io_events_total",
+    `${prefix}_io_events_total`,
     "Batched I/O events: batches, system calls, datagrams lost",
     ["event"],
   );

@@ -1,4 +1,4 @@
-// Global setup of the relay-batch test project: builds the batched UDP addon when it is missing or
+// Global setup of the test projects that run the batched datagram path (relay-batch, main): builds the batched UDP addon when it is missing or
 // older than its sources (a checkout that skipped `npm install`'s prepare step), so that the suites
 // test the batched path instead of failing on a missing file. A failed build fails the run, with
 // node-gyp's output: the batched path is what this project tests.

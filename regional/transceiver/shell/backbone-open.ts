@@ -1,0 +1,53 @@
+// Chooses the backbone socket's datagram I/O (TRANSCEIVER_IO): the batched addon (recvmmsg /
+// sendmmsg, backbone-batch.ts) or Node's dgram (backbone.ts). "auto" takes the addon when it loads
+// and says why not otherwise; "batch" refuses to start without it.
+import { type IoMode, loadBinding } from "../../common/native/index.ts";
+import type { BackboneIo, TransceiverConfig } from "../config.ts";
+import type { TransceiverMetrics } from "../metrics.ts";
+import { type Backbone, BackboneSocket } from "./backbone.ts";
+import { BatchBackboneSocket } from "./backbone-batch.ts";
+
+export interface OpenedBackbone {
+  socket: Backbone;
+  io: IoMode;
+  /** Why this I/O (for the start-up log). */
+  reason: string;
+  /** The addon's counters summed over the sockets (batched I/O only). */
+  totals: (() => Float64Array) | undefined;
+}
+
+export function chooseBackboneIo(want: BackboneIo, binding = loadBinding()): { io: IoMode; reason: string } {
+  if (want === "dgram") return { io: "dgram", reason: "TRANSCEIVER_IO=dgram" };
+  if (!(binding instanceof Error))
+    return { io: "batch", reason: want === "batch" ? "TRANSCEIVER_IO=batch" : "addon loaded" };
+  if (want === "batch") throw new Error(`TRANSCEIVER_IO=batch: ${binding.message}`);
+  return { io: "dgram", reason: binding.message };
+}
+
+export async function openBackbone(
+  c: TransceiverConfig,
+  metrics: TransceiverMetrics,
+): Promise<OpenedBackbone> {
+  const { io, reason } = chooseBackboneIo(c.io);
+  if (io === "batch") {
+    const b = BatchBackboneSocket.open(
+      c.udp,
+      c.clusterId,
+      c.transceiverId,
+      metrics,
+      c.socketBufferBytes,
+      c.socketCount,
+    );
+    return { socket: b, io, reason, totals: () => b.totals() };
+  }
+  const socket = await BackboneSocket.open(
+    c.udp,
+    c.clusterId,
+    c.transceiverId,
+    metrics,
+    c.socketBufferBytes,
+    c.socketCount,
+    c.connectRelays,
+  );
+  return { socket, io, reason, totals: undefined };
+}

@@ -1,0 +1,211 @@
+// The backbone socket's datagram I/O (TRANSCEIVER_IO), on whichever path the test project selects
+// (vitest.config.ts: "batch" in main, "dgram" in transceiver-dgram): real sockets on 127.0.0.1, a
+// recording stand-in for the mux. Data frames reach the mux intact and as copies of their own
+// (the batched path reuses its receive slots), bursts larger than one sendmmsg batch are all
+// answered, sends outside a receive batch leave in the same event-loop turn, and the choice of
+// path, with its reason, is explicit.
+import { createSocket, type Socket } from "node:dgram";
+import { afterEach, describe, expect, it } from "vitest";
+import { loadBinding } from "../../regional/common/native/index.ts";
+import { ConfigError, configWithDefaults, loadConfig } from "../../regional/transceiver/config.ts";
+import type { Mux } from "../../regional/transceiver/core/mux.ts";
+import { TransceiverMetrics } from "../../regional/transceiver/metrics.ts";
+import type { Backbone } from "../../regional/transceiver/shell/backbone.ts";
+import { chooseBackboneIo, openBackbone } from "../../regional/transceiver/shell/backbone-open.ts";
+import { writeIpv4 } from "../../shared/backbone/address.ts";
+import {
+  encodeFrameHeader,
+  FRAME_HEADER_BYTES,
+  type FrameHeader,
+  FrameType,
+  newFrameHeader,
+} from "../../shared/backbone/frame.ts";
+import { until } from "../support/wait.ts";
+import { randomKeyring } from "./helpers/harness.ts";
+
+const IO = process.env.TRANSCEIVER_IO === "dgram" ? "dgram" : "batch";
+
+interface Received {
+  payload: Buffer;
+  host: string;
+  port: number;
+  clientPort: number;
+}
+
+function frame(type: number, clientPort: number, payload: Uint8Array, transceiverId = 7): Buffer {
+  const h: FrameHeader = { ...newFrameHeader(), type, clusterId: 3, transceiverId, popId: 1, clientPort };
+  writeIpv4(h.clientIp, 0x0a000001);
+  const b = Buffer.alloc(FRAME_HEADER_BYTES + payload.length);
+  encodeFrameHeader(b, 0, h);
+  b.set(payload, FRAME_HEADER_BYTES);
+  return b;
+}
+
+let open: { backbone: Backbone; relay: Socket }[] = [];
+afterEach(async () => {
+  for (const o of open) {
+    await o.backbone.close();
+    o.relay.close();
+  }
+  open = [];
+});
+
+type Handler = (payload: Buffer, h: FrameHeader) => void;
+
+async function setUp(socketCount = 1, onFrame?: Handler) {
+  const metrics = new TransceiverMetrics(3);
+  const config = configWithDefaults({
+    clusterId: 3,
+    transceiverId: 7,
+    hintKeys: randomKeyring(1),
+    callIdKeys: randomKeyring(2),
+    clusterSecret: new Uint8Array(32),
+    socketCount,
+  });
+  const opened = await openBackbone(config, metrics);
+  metrics.datagramIo(opened.io, opened.totals);
+  const received: Received[] = [];
+  opened.socket.attach({
+    handle(payload: Buffer, h: FrameHeader, host: string, port: number) {
+      received.push({ payload, host, port, clientPort: h.clientPort });
+      onFrame?.(payload, h);
+    },
+  } as unknown as Mux);
+  // A burst of sendmmsg batches lands faster than a dgram reader drains it: room for all of it.
+  const relay = createSocket({ type: "udp4", recvBufferSize: 4 << 20 });
+  await new Promise<void>((r) => relay.bind(0, "127.0.0.1", () => r()));
+  const fromRelay: Buffer[] = [];
+  relay.on("message", (m) => fromRelay.push(m));
+  open.push({ backbone: opened.socket, relay });
+  const to = opened.socket.address;
+  const send = (b: Buffer) => relay.send(b, to.port, to.host);
+  return { ...opened, metrics, received, relay, fromRelay, send };
+}
+
+describe(`backbone datagram I/O (${IO})`, () => {
+  it("runs the path the project asked for, and says so in the metrics", async () => {
+    const s = await setUp();
+    expect(s.io).toBe(IO);
+    const text = s.metrics.render();
+    expect(text).toContain(`gr_transceiver_io_mode{mode="${IO}"} 1`);
+    if (IO === "batch") {
+      s.send(frame(FrameType.data, 1000, Buffer.from("x")));
+      await until(() => s.received.length === 1, "frame received");
+      expect(s.metrics.render()).toMatch(/gr_transceiver_io_events_total\{event="rx_batches"\} [1-9]/);
+    }
+  });
+
+  it("hands every data frame to the mux whole, as a copy that later batches do not overwrite", async () => {
+    const s = await setUp();
+    const count = 600;
+    for (let i = 0; i < count; i++)
+      s.send(frame(FrameType.data, 2000 + i, Buffer.from(`payload-${i}-`.repeat(8))));
+    await until(() => s.received.length === count, `${count} frames received`);
+    const relayPort = s.relay.address().port;
+    for (const [i, r] of s.received.entries()) {
+      expect(r.payload.toString()).toBe(`payload-${i}-`.repeat(8));
+      expect([r.host, r.port, r.clientPort]).toEqual(["127.0.0.1", relayPort, 2000 + i]);
+    }
+  });
+
+  it("answers a burst of pings longer than one send batch, each with its own payload", async () => {
+    const s = await setUp();
+    const count = 300;
+    for (let i = 0; i < count; i++) s.send(frame(FrameType.ping, 0, Buffer.from(`probe-${i}`), 99));
+    await until(() => s.fromRelay.length === count, `${count} pongs`);
+    const got = s.fromRelay.map((m) => {
+      expect(m[1]! & 0x0f).toBe(FrameType.pong);
+      return m.subarray(FRAME_HEADER_BYTES).toString();
+    });
+    expect(new Set(got)).toEqual(new Set(Array.from({ length: count }, (_, i) => `probe-${i}`)));
+  });
+
+  it("runs what a handshake datagram started before the frames behind it, as dgram does", async () => {
+    // werift finishes a DTLS handshake (and installs the SRTP keys) in promise continuations; on
+    // dgram they run before the next datagram's callback. A batch must not hand over the RTP
+    // that follows a client's last handshake flight before they have run.
+    let installed = -1;
+    const seenBy: number[][] = [];
+    const s = await setUp(1, (payload) => {
+      const round = payload[1]!;
+      if (payload[0] === 0x16)
+        void Promise.resolve().then(() =>
+          Promise.resolve().then(() => {
+            installed = round;
+          }),
+        );
+      else {
+        seenBy[round] ??= [];
+        seenBy[round].push(installed);
+      }
+    });
+    const rounds = 40;
+    for (let r = 0; r < rounds; r++) {
+      s.send(frame(FrameType.data, 1, Uint8Array.of(0x16, r, 0xfe, 0xfd)));
+      for (let k = 0; k < 5; k++) s.send(frame(FrameType.data, 1, Uint8Array.of(0x80, r, 0, k)));
+    }
+    await until(() => s.received.length === rounds * 6, "every frame");
+    for (let r = 0; r < rounds; r++) expect(seenBy[r]).toEqual([r, r, r, r, r]);
+    // and in the order they came
+    expect(
+      s.received.map((f) => f.payload[1]! * 10 + (f.payload[0] === 0x16 ? 0 : 1 + f.payload[3]!)),
+    ).toEqual(Array.from({ length: rounds * 6 }, (_, i) => Math.floor(i / 6) * 10 + (i % 6)));
+  });
+
+  it("drops and counts frames for another transceiver and garbage, and keeps serving", async () => {
+    const s = await setUp(2);
+    s.send(frame(FrameType.data, 1, Buffer.from("elsewhere"), 8));
+    s.send(Buffer.from("not a frame at all"));
+    s.send(frame(FrameType.data, 2, Buffer.from("mine")));
+    await until(() => s.received.length === 1, "own frame");
+    expect(s.received[0]!.payload.toString()).toBe("mine");
+    await until(() => s.metrics.drops.bad_frame.value === 1, "garbage counted");
+    expect(s.metrics.drops.wrong_transceiver.value).toBe(1);
+  });
+
+  it("sends outside a receive batch (a timer, a backend message) in the same event-loop turn", async () => {
+    const s = await setUp();
+    const header = Buffer.alloc(FRAME_HEADER_BYTES, 7);
+    const rp = s.relay.address().port;
+    setTimeout(() => {
+      for (let i = 0; i < 100; i++) s.socket.send(header, Buffer.from(`out-${i}`), rp, "127.0.0.1");
+    }, 5);
+    const peer = s.socket.peerFor("127.0.0.1", rp);
+    setTimeout(() => peer.send(header, Buffer.from("via-peer")), 10);
+    await until(() => s.fromRelay.length === 101, "101 datagrams at the relay");
+    expect(s.fromRelay.map((m) => m.subarray(FRAME_HEADER_BYTES).toString())).toEqual([
+      ...Array.from({ length: 100 }, (_, i) => `out-${i}`),
+      "via-peer",
+    ]);
+  });
+});
+
+describe("choosing the backbone datagram I/O", () => {
+  const missing = new Error("addon not built (npm run build:native)");
+  it("auto takes the addon when it loads, else dgram with the reason", () => {
+    expect(chooseBackboneIo("auto", missing)).toEqual({ io: "dgram", reason: missing.message });
+    const b = loadBinding();
+    if (!(b instanceof Error)) expect(chooseBackboneIo("auto", b).io).toBe("batch");
+    expect(chooseBackboneIo("dgram")).toEqual({ io: "dgram", reason: "TRANSCEIVER_IO=dgram" });
+  });
+
+  it("batch refuses to start without the addon, naming the variable and the reason", () => {
+    expect(() => chooseBackboneIo("batch", missing)).toThrow(/TRANSCEIVER_IO=batch: addon not built/);
+  });
+
+  it("a bad TRANSCEIVER_IO is a configuration error naming it", () => {
+    const env = {
+      CLUSTER_ID: "1",
+      TRANSCEIVER_ID: "1",
+      TRANSCEIVER_IO: "fast",
+    };
+    let err: unknown;
+    try {
+      loadConfig(env);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toMatch(/TRANSCEIVER_IO: "fast" is not one of auto, batch, dgram/);
+  });
+});
