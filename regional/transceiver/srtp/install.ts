@@ -111,9 +111,9 @@ function profilesOf(order: SrtpProfileOrder): number[] | undefined {
 /**
  * sha256 of the werift 0.25.2 code the receive-side swap replaces or relies on (see
  * packetIndexFingerprint): Context.updateRolloverCount, the SrtpContext and SrtcpContext classes,
- * CipherAesGcm, and RTCDtlsTransport's startSrtp / updateSrtpSession.
+ * CipherAesGcm and CipherAesCtr, and RTCDtlsTransport's startSrtp / updateSrtpSession.
  */
-export const WERIFT_ROC_FINGERPRINT = "b5b50c259c3f45bd63bc8db58cae0884136312e5347093eba822778757669050";
+export const WERIFT_ROC_FINGERPRINT = "031e7df128673e6ea84886653b947fb628b91a8ffb333a1f631dd5b60e3169a3";
 
 // The prototypes the receive-side swap writes to (updateRolloverCount's owner, Context; the
 // SrtpContext and SrtcpContext prototypes), and the source of what it replaces or relies on as
@@ -141,14 +141,16 @@ function rocPrototypes(): ReceiveProtos {
   const gcm = new SrtpSession({ keys, profile: ProtectionProfileAeadAes128Gcm }).localContext.cipher;
   const dtls = RTCDtlsTransport.prototype as unknown as Proto;
   // Replaced: updateRolloverCount, SrtpContext.decryptRtp, SrtcpContext.decryptRTCP. Relied on:
-  // encryptRtp's use of the state, the tag lengths (rtpAuthTagLength), where AES-GCM puts the
-  // SRTCP index and that its ciphers throw before returning on a failed tag, that startSrtp drops
-  // what throws an SrtpAuthenticationError, and that updateSrtpSession makes the contexts once.
+  // encryptRtp's use of the state, the tag lengths (rtpAuthTagLength), where werift's ciphers put
+  // the SRTCP index and that they throw before returning on a failed tag (its AES-CM runs when
+  // installFastSrtp refused), that startSrtp drops what throws an SrtpAuthenticationError, and
+  // that updateSrtpSession makes the contexts once.
   const source = [
     owner?.updateRolloverCount,
     srtp.constructor,
     srtcp.constructor,
     (gcm as object).constructor,
+    ctrClass(),
     dtls.startSrtp,
     dtls.updateSrtpSession,
   ]
