@@ -28,7 +28,9 @@ export function warnAtStart(
     );
   }
   if (config.connectRelays && io === "batch") {
-    log.warn("TRANSCEIVER_CONNECT_RELAYS applies to dgram I/O only: the batched path sends to parsed addresses");
+    log.warn(
+      "TRANSCEIVER_CONNECT_RELAYS applies to dgram I/O only: the batched path sends to parsed addresses",
+    );
   }
   if (grantedBufferBytes < config.socketBufferBytes) {
     log.warn("backbone socket receive buffer is smaller than asked: raise net.core.rmem_max", {

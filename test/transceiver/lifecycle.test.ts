@@ -84,7 +84,10 @@ describe.concurrent("lifecycle", () => {
       await drained;
       expect(h.t.ended.get(callId)?.status.endReason).toBe("drain");
       // Sent as the call ends; it reaches the relay an event-loop turn or so later.
-      await until(() => h.relay.flowCloses.some((f) => f.reason === FlowCloseReason.drain), "flowClose drain");
+      await until(
+        () => h.relay.flowCloses.some((f) => f.reason === FlowCloseReason.drain),
+        "flowClose drain",
+      );
     });
   });
 
