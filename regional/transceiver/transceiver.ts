@@ -118,7 +118,9 @@ export class Transceiver implements ApiHost {
       t.log.warn("fast SRTP not installed, werift's own SRTP runs (slower)", { reason: srtp.reason });
     const index = installPacketIndexEstimate();
     if (!index.ok)
-      t.log.warn("werift's SRTP index estimate runs (breaks on long gaps)", { reason: index.reason });
+      t.log.warn("werift's SRTP index estimate runs (breaks on long gaps) and no SRTP replay window", {
+        reason: index.reason,
+      });
     // One DTLS certificate per process (werift caches it); make it before the first offer.
     await RTCDtlsTransport.SetupCertificate();
     t.verifier = await RequestVerifier.create(
