@@ -132,6 +132,12 @@ interface Result {
   heapMiBPerSession: number;
   rssMiB: number;
   clientCpuFraction: number;
+  /** The client process's CPU per session-second of the window (µs): what the plumbing costs. */
+  clientCpuUsPerSessionSecond: number;
+  /** How the clients reach the server (client-side.ts): batched or a dgram pair per session. */
+  clientSide: string;
+  /** The plumbing's anomalies (datagrams of no known session, sends the kernel refused). */
+  clientSideCounters: Record<string, number>;
   clientEldP99Ms: number;
   /** Share of the 50 packets/s per session the client process actually sent. */
   offeredRatio: number;
@@ -170,8 +176,13 @@ async function runMode(mode: string): Promise<Result> {
   const stats = async (o: { gc?: boolean; resetEld?: boolean } = {}) =>
     server.request({ cmd: "stats", ...o }, "stats");
   const base = await stats({ gc: true });
-  const clients = forkChild("./clients.ts", {});
+  // BENCH_PROFILE_CLIENTS=dir: a CPU profile of the client process over the measurement window.
+  const clientProfile = process.env.BENCH_PROFILE_CLIENTS
+    ? `${process.env.BENCH_PROFILE_CLIENTS}/${mode}-clients.cpuprofile`
+    : "";
+  const clients = forkChild("./clients.ts", clientProfile ? { BENCH_CLIENT_PROFILE: clientProfile } : {});
   await clients.wait("hello");
+  const clientSide = clients.wait("client-side");
   clients.onMessage = (m) => {
     if (m.cmd === "offer") {
       void server
@@ -193,6 +204,8 @@ async function runMode(mode: string): Promise<Result> {
     600_000,
   );
   const setupSeconds = (performance.now() - tSetup) / 1000;
+  const sideDescription = (await clientSide).description as string;
+  console.error(`  client side: ${sideDescription}`);
   const afterSetup = await stats({ gc: true });
   const windowOpen = clients.wait("window-open");
   const done = clients.wait("media-done", (SECONDS + 30) * 1000);
@@ -254,7 +267,12 @@ async function runMode(mode: string): Promise<Result> {
     rssMiBPerSession: round(((afterSetup.rss as number) - (base.rss as number)) / n / mib, 3),
     heapMiBPerSession: round(((afterSetup.heapUsed as number) - (base.heapUsed as number)) / n / mib, 3),
     rssMiB: round((w1.rss as number) / mib, 1),
-    clientCpuFraction: round(media.clientCpuFraction as number, 2),
+    clientCpuFraction: round(media.clientCpuFraction as number, 3),
+    clientCpuUsPerSessionSecond: Math.round(media.clientCpuUsPerSessionSecond as number),
+    clientSide: sideDescription,
+    clientSideCounters: Object.fromEntries(
+      Object.entries((media.clientSideCounters as Record<string, number>) ?? {}).filter(([, v]) => v > 0),
+    ),
     clientEldP99Ms: round(media.clientEldP99Ms as number, 1),
     offeredRatio: round(media.offeredRatio as number, 3),
     kernelDrops,
@@ -319,6 +337,7 @@ const cols: [string, (r: Result) => string][] = [
   ["RSS/session", (r) => `${(r.rssMiBPerSession * 1024).toFixed(0)} KiB`],
   ["heap/session", (r) => `${(r.heapMiBPerSession * 1024).toFixed(0)} KiB`],
   ["client CPU", (r) => `${(r.clientCpuFraction * 100).toFixed(0)}%`],
+  ["client CPU/session-s", (r) => `${r.clientCpuUsPerSessionSecond} µs`],
   ["offered", (r) => `${(r.offeredRatio * 100).toFixed(0)}%`],
   [
     "kernel drops srv (warm-up)/cli",
@@ -331,6 +350,11 @@ const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!))
 console.log(line(cols.map(([h]) => h)));
 console.log(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
 for (const r of results) console.log(line(cols.map(([, f]) => f(r))));
+for (const r of results) {
+  const odd =
+    Object.keys(r.clientSideCounters).length > 0 ? `; ANOMALIES ${JSON.stringify(r.clientSideCounters)}` : "";
+  console.log(`${r.mode} client side: ${r.clientSide}${odd}`);
+}
 const wr = results.find((r) => r.mode === "werift");
 for (const gr of results) {
   if (!wr || gr === wr) continue;
