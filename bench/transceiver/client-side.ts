@@ -2,6 +2,7 @@
 // addon, an error if it does not load), "dgram" (a dgram socket pair per session, as before), or
 // unset / "auto" (batch when the addon loads). BENCH_RELAY_SOURCES (8): the batched side's back
 // sockets, in gr the relay workers the transceiver's SO_REUSEPORT sockets spread by source.
+import type { RTCPeerConnection } from "werift";
 import { batchSide, batchUnavailable } from "./proxy-batch.ts";
 import { type ClientSide, dgramSide } from "./proxy-dgram.ts";
 
@@ -20,5 +21,45 @@ export function chooseClientSide(
     if (want === "batch") throw new Error(`BENCH_PROXY=batch: ${why}`);
     return dgramSide(transceiver !== null, host, `batched addon: ${why}`);
   }
-  return batchSide(transceiver, Number(env.BENCH_RELAY_SOURCES ?? 8));
+  const send = env.BENCH_CLIENT_SEND ?? "socket";
+  if (send !== "direct" && send !== "socket")
+    throw new RangeError(`BENCH_CLIENT_SEND: "direct" or "socket", got ${JSON.stringify(send)}`);
+  return batchSide(transceiver, Number(env.BENCH_RELAY_SOURCES ?? 8), send === "direct");
+}
+
+/** werift's UDP transport of a client (private to werift 0.25.2: its `send` is an own property). */
+interface TransportInternals {
+  send(data: Uint8Array, addr?: readonly [string, number]): Promise<void>;
+}
+interface PcInternals {
+  iceTransports: { connection: { protocols: { transport?: TransportInternals }[] } }[];
+}
+
+const SENT: Promise<void> = Promise.resolve();
+
+/**
+ * With a side that takes datagrams in-process (BENCH_CLIENT_SEND=direct): what the client sends to `frontPort` is handed to `side` in-process
+ * instead of crossing the kernel twice (client socket, front socket); the datagrams the server
+ * receives are the same. The client keeps its socket for what comes back. Returns whether it did.
+ */
+export function handOver(
+  pc: RTCPeerConnection,
+  clientPort: number,
+  frontPort: number,
+  side: ClientSide,
+): boolean {
+  const direct = side.direct;
+  if (direct === undefined) return false;
+  for (const t of (pc as unknown as PcInternals).iceTransports) {
+    for (const p of t.connection.protocols) {
+      const tr = p.transport;
+      if (tr === undefined) continue;
+      const viaSocket = tr.send;
+      tr.send = (data, addr) =>
+        addr !== undefined && addr[1] === frontPort && addr[0] === "127.0.0.1" && direct(clientPort, data)
+          ? SENT
+          : viaSocket(data, addr);
+    }
+  }
+  return true;
 }

@@ -18,7 +18,7 @@ import { MediaStreamTrack, RTCPeerConnection, useOPUS, usePCMU } from "werift";
 import { RtpOut } from "../../regional/transceiver/shell/rtp-out.ts";
 import { disableStunFallback } from "../../regional/transceiver/shell/werift-glue.ts";
 import { installFastSrtp } from "../../regional/transceiver/srtp/install.ts";
-import { chooseClientSide } from "./client-side.ts";
+import { chooseClientSide, handOver } from "./client-side.ts";
 import type { ClientSide, Leg } from "./proxy-dgram.ts";
 import { ipcSignal, type Signal, signedHttpSignal } from "./signal.ts";
 
@@ -93,6 +93,7 @@ async function connectOne(
     c.leg = await side.open(c.port, serverPort);
     answer = answer.replaceAll(` 127.0.0.1 ${serverPort} typ host`, ` 127.0.0.1 ${c.leg.front} typ host`);
   }
+  handOver(c.pc, c.port, c.leg!.front, side);
   await c.pc.setRemoteDescription({ type: "answer", sdp: answer });
   await c.pc.connectionStateChange.watch((s) => s === "connected", 30_000);
   if (c.dc.readyState !== "open") await c.dc.stateChanged.watch((s) => s === "open", 30_000);
@@ -132,11 +133,12 @@ async function start(m: Msg): Promise<void> {
 async function media(m: Msg): Promise<void> {
   const seconds = m.seconds as number;
   const warmupMs = 2000;
-  const filler = randomBytes(PAYLOAD - 4);
-  const payload = (seq: number): Buffer => {
-    const b = Buffer.allocUnsafe(PAYLOAD);
+  // One payload buffer for every packet: RtpOut's direct path encrypts it before send() returns
+  // (werift's own path, taken otherwise, may read it later: a fresh buffer each then).
+  const shared = randomBytes(PAYLOAD);
+  const payload = (c: Client, seq: number): Buffer => {
+    const b = c.out.direct ? shared : Buffer.from(shared);
     b.writeUInt32BE(seq, 0);
-    filler.copy(b, 4);
     return b;
   };
   const echoed = (c: Client): number => c.leg?.echoes() ?? 0;
@@ -155,7 +157,7 @@ async function media(m: Msg): Promise<void> {
         const seq = c.seq++;
         c.sent++;
         if (windowOpen) windowSent++;
-        c.out.send(111, seq & 0xffff, (seq * 960) >>> 0, false, payload(seq));
+        c.out.send(111, seq & 0xffff, (seq * 960) >>> 0, false, payload(c, seq));
         if (tick % 50 === 0 && c.dc.readyState === "open") c.dc.send('{"type":"ping"}');
       }
     }

@@ -24,6 +24,8 @@ const LOOPBACK = 0x7f00_0001;
 /** Kernel buffers: the front takes every client's datagrams, so a stall of this process is absorbed. */
 const BUFFER_BYTES = 16 << 20;
 const PORTS = 65_536;
+/** A row of a back socket's own batch (datagrams handed over in-process): header + datagram. */
+const ROW_BYTES = 2_048;
 
 /** Why the batched side cannot be used here, or null. */
 export function batchUnavailable(): string | null {
@@ -46,11 +48,21 @@ class BatchSide implements ClientSide {
   /** By client port: echoed RTP counted and dropped. */
   readonly #echoes = new Uint32Array(PORTS);
   readonly #dirty: BatchSocket[] = [];
+  /** By back socket: the memory its handed-over datagrams are queued in (sent with flushArena). */
+  readonly #arenas: Buffer[] = [];
+  readonly #frame = Buffer.alloc(FRAME_HEADER_BYTES);
+  readonly #scratch = Buffer.allocUnsafeSlow(65_536 + FRAME_HEADER_BYTES);
+  #arenaPending = false;
   #unknown = 0;
   #sendLost = 0;
   #opened = 0;
 
-  constructor(framed: boolean, transceiver: { host: string; port: number } | null, sources: number) {
+  constructor(
+    framed: boolean,
+    transceiver: { host: string; port: number } | null,
+    sources: number,
+    direct: boolean,
+  ) {
     this.#framed = framed;
     const open = (): BatchSocket =>
       BatchSocket.open({
@@ -61,22 +73,23 @@ class BatchSide implements ClientSide {
         batch: DEFAULT_BATCH,
         headers: this.#headers,
       });
-    for (let i = 0; i < DEFAULT_BATCH; i++) this.#template(i * FRAME_HEADER_BYTES);
+    for (let i = 0; i < DEFAULT_BATCH; i++) this.#template(this.#headers, i * FRAME_HEADER_BYTES);
+    this.#template(this.#frame, 0);
     this.#front = open();
     for (let k = 0; k < sources; k++) {
       const s = open();
       // A relay worker's socket toward the transceiver is connected, as the relay's are.
       if (transceiver) s.connect(transceiver.host, transceiver.port);
       this.#backs.push(s);
+      this.#arenas.push(Buffer.allocUnsafeSlow(DEFAULT_BATCH * ROW_BYTES));
       s.start((n) => this.#fromServer(s, n));
     }
     this.#front.start((n) => this.#fromClients(n));
-    this.description = `batch: 1 front socket, ${sources} ${framed ? "relay worker" : "back"} sockets (recvmmsg/sendmmsg)`;
+    this.description = `batch: 1 front socket, ${sources} ${framed ? "relay worker" : "back"} sockets (recvmmsg/sendmmsg); clients ${direct ? "hand their datagrams over in-process" : "send through their sockets"}`;
   }
 
   /** The relay's backbone header, POP 1, cluster 1, transceiver 1; port and IPv4 written per datagram. */
-  #template(at: number): void {
-    const h = this.#headers;
+  #template(h: Buffer, at: number): void {
     h.fill(0, at, at + FRAME_HEADER_BYTES);
     h[at] = FRAME_MAGIC;
     h[at + 1] = (FRAME_VERSION << 4) | FrameType.data;
@@ -95,8 +108,63 @@ class BatchSide implements ClientSide {
     return { front: this.#front.address().port, echoes: () => echoes[clientPort]! };
   }
 
+  /**
+   * A client's datagram handed over in-process instead of through its socket and the front
+   * (BENCH_CLIENT_SEND=direct): copied, framed in gr, into its back socket's own batch, which
+   * leaves at the end of this turn of the event loop, or at once when full. False: no such client.
+   */
+  readonly take = (clientPort: number, data: Uint8Array): boolean => {
+    const k = this.#backOf[clientPort]!;
+    if (k === 0) return false;
+    const back = this.#backs[k - 1]!;
+    const arena = this.#arenas[k - 1]!;
+    const skip = this.#framed ? FRAME_HEADER_BYTES : 0;
+    const len = skip + data.length;
+    if (len > ROW_BYTES) {
+      this.#flushBack(k - 1); // keeps the order
+      this.#put(this.#scratch, 0, clientPort, data);
+      if (!back.sendOne(this.#scratch, 0, len, skip ? 0 : 4, this.#serverOf[clientPort]!, LOOPBACK))
+        this.#sendLost++;
+      return true;
+    }
+    if (back.txCount >= back.batch) this.#flushBack(k - 1);
+    const at = back.txCount * ROW_BYTES;
+    this.#put(arena, at, clientPort, data);
+    back.queue(0, at, len, NO_HEADER, skip ? 0 : 4, this.#serverOf[clientPort]!, LOOPBACK);
+    if (!this.#arenaPending) {
+      this.#arenaPending = true;
+      setImmediate(this.#flushArenas);
+    }
+    return true;
+  };
+
+  /** The datagram at `b[at..]`, after the client's backbone header in gr. */
+  #put(b: Buffer, at: number, clientPort: number, data: Uint8Array): void {
+    if (this.#framed) {
+      b.set(this.#frame, at);
+      b[at + 10] = clientPort >> 8;
+      b[at + 11] = clientPort & 255;
+      b[at + 24] = 127;
+      b[at + 27] = 1;
+      b.set(data, at + FRAME_HEADER_BYTES);
+    } else b.set(data, at);
+  }
+
+  #flushBack(k: number): void {
+    const back = this.#backs[k]!;
+    const queued = back.txCount;
+    if (queued > 0) this.#sendLost += queued - back.flushArena(this.#arenas[k]!);
+  }
+
+  readonly #flushArenas = (): void => {
+    this.#arenaPending = false;
+    for (let k = 0; k < this.#backs.length; k++) this.#flushBack(k);
+  };
+
   /** Client datagrams: each to its session's back socket, framed for the transceiver in gr. */
   #fromClients(n: number): void {
+    // Handed-over datagrams still queued go first: the rows below point into the front's slots.
+    if (this.#arenaPending) this.#flushArenas();
     const f = this.#front;
     const m = f.rxMeta;
     const h = this.#headers;
@@ -178,8 +246,13 @@ class BatchSide implements ClientSide {
  * The batched side. gr: `sources` relay workers connected to `transceiver`, framing; werift
  * (`transceiver` null): `sources` back sockets toward the sessions' server sockets.
  */
-export function batchSide(transceiver: { host: string; port: number } | null, sources: number): ClientSide {
+export function batchSide(
+  transceiver: { host: string; port: number } | null,
+  sources: number,
+  direct: boolean,
+): ClientSide {
   if (!Number.isInteger(sources) || sources < 1 || sources > 255)
     throw new RangeError(`BENCH_RELAY_SOURCES: 1-255, got ${sources}`);
-  return new BatchSide(transceiver !== null, transceiver, sources);
+  const side = new BatchSide(transceiver !== null, transceiver, sources, direct);
+  return direct ? Object.assign(side, { direct: side.take }) : side;
 }

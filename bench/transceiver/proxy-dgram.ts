@@ -24,6 +24,11 @@ export interface ClientSide {
   readonly description: string;
   /** The leg of the client whose socket is `clientPort`, toward server port `serverPort`. */
   open(clientPort: number, serverPort: number): Promise<Leg>;
+  /**
+   * A datagram of the client whose socket is `clientPort`, handed over in-process instead of sent
+   * (the batched side only); false when the side cannot take it.
+   */
+  direct?(clientPort: number, data: Uint8Array): boolean;
   /** Local ports of the plumbing's sockets (their kernel drops are read from /proc/net/udp). */
   ports(): number[];
   /** Anomalies (0 unless something is wrong): datagrams from no known session, sends refused. */
