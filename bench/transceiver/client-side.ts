@@ -2,6 +2,8 @@
 // addon, an error if it does not load), "dgram" (a dgram socket pair per session, as before), or
 // unset / "auto" (batch when the addon loads). BENCH_RELAY_SOURCES (8): the batched side's back
 // sockets, in gr the relay workers the transceiver's SO_REUSEPORT sockets spread by source.
+// BENCH_CLIENT_SEND (batched side only): "direct" (default) hands what the clients send to the
+// back sockets in-process; "socket" sends it through each client's socket to the front socket.
 import type { RTCPeerConnection } from "werift";
 import { batchSide, batchUnavailable } from "./proxy-batch.ts";
 import { type ClientSide, dgramSide } from "./proxy-dgram.ts";
@@ -21,7 +23,7 @@ export function chooseClientSide(
     if (want === "batch") throw new Error(`BENCH_PROXY=batch: ${why}`);
     return dgramSide(transceiver !== null, host, `batched addon: ${why}`);
   }
-  const send = env.BENCH_CLIENT_SEND ?? "socket";
+  const send = env.BENCH_CLIENT_SEND ?? "direct";
   if (send !== "direct" && send !== "socket")
     throw new RangeError(`BENCH_CLIENT_SEND: "direct" or "socket", got ${JSON.stringify(send)}`);
   return batchSide(transceiver, Number(env.BENCH_RELAY_SOURCES ?? 8), send === "direct");
