@@ -2,8 +2,9 @@
 // its own socket. In "gr" mode they reach the transceiver's socket through the relay's part, played
 // in this process, and signal over the signed HTTP API; in "werift" mode each reaches its own
 // server socket through a plain proxy, with offers relayed over IPC. That plumbing (client-side.ts)
-// is batched by default: one front socket for every client, a few back sockets (gr: relay workers)
-// on recvmmsg/sendmmsg, so the client process gets out of the way of the server it measures.
+// is batched by default: a few back sockets (gr: relay workers) on recvmmsg/sendmmsg take what the
+// clients send in-process and return the replies through one front socket, so the client process
+// gets out of the way of the server it measures.
 // Media: 50 packets/s per session of 120-byte (Opus-sized) payloads, 1 data-channel ping/s, from
 // one shared ticker. Echoed RTP is counted (and dropped) where it enters this process, in the
 // plumbing (both modes alike), so the clients spend no CPU decrypting echoes.

@@ -1,7 +1,10 @@
-// The bench's client-side plumbing on the batched UDP addon (recvmmsg / sendmmsg): one front
-// socket receives from every client (the session is the client's source port) and a few back
-// sockets carry the sessions, assigned round robin, to the server. Per datagram: a few typed-array
-// reads and one queued row; per batch: one sendmmsg per socket touched. No allocation.
+// The bench's client-side plumbing on the batched UDP addon (recvmmsg / sendmmsg): a few back
+// sockets carry the sessions, assigned round robin, to the server, and one front socket returns
+// the replies to every client's own socket. What a client sends is handed over in-process
+// (`take`, queued in the back socket's own memory, sent with flushArena at the end of the turn) or,
+// with BENCH_CLIENT_SEND=socket, sent to the front socket (the session is the source port) and
+// forwarded from its receive slots. Per datagram: a few typed-array reads, a copy or none, one
+// queued row; per batch: one sendmmsg per socket touched. No allocation.
 //
 // gr (framed): the back sockets play a cluster relay's workers, each connected to the transceiver
 // and a source of its own, so the transceiver's SO_REUSEPORT sockets spread them by source as they

@@ -3,13 +3,18 @@
 // peers (one client process) set up 10 at a time, then 50 packets/s each way per session
 // (120-byte Opus-sized payloads) + 1 data-channel ping/s for BENCH_SECONDS. Measured in the
 // server process only: CPU (fraction of one core), event-loop delay p99, memory per session,
-// setup CPU per session; loss from the client's count of echoed packets.
+// setup CPU per session; loss from the client's count of echoed packets. The client process reports
+// its own CPU per session-second, which says how much of the machine the load generator took.
 //
 // Env: BENCH_SESSIONS (150), BENCH_SECONDS (20), BENCH_CONCURRENCY (10), BENCH_LOAD (1: busy
 //      processes competing for the CPU during each mode's media window, 0 for none),
 //      BENCH_MODES ("gr-ws,gr-ws-single,gr-ws-gcm,gr-ws-x8,werift"). About 6 minutes.
-//   gr-ws        the transceiver as deployed: shared socket + backbone frames (loopback relay in the
-//                client process) + a WebSocket bridge per session to the echo agent (own process,
+//      Client side (client-side.ts): BENCH_PROXY (auto: batched when the addon loads; dgram: a
+//      socket pair per session), BENCH_RELAY_SOURCES (8), BENCH_CLIENT_SEND (direct | socket).
+//      BENCH_PROFILE=dir / BENCH_PROFILE_ALL=dir: server CPU profiles; BENCH_PROFILE_CLIENTS=dir:
+//      the client process's over the window.
+//   gr-ws        the transceiver as deployed: shared socket + backbone frames (the relay's part
+//                played in the client process) + a WebSocket bridge per session to the echo agent (own process,
 //                audio batches negotiated), AES-CM SRTP through the swapped-in cipher
 //   gr-internal  the same transceiver with the in-process echo backend (no WebSocket): isolates
 //                the shared-socket media path for a like-for-like comparison with werift
