@@ -268,38 +268,26 @@ static void on_poll(uv_poll_t *h, int status, int events) {
   napi_env env = s->env;
   napi_handle_scope scope;
   if (napi_open_handle_scope(env, &scope) != napi_ok) return;
-  napi_value cb, recv, argv[2], res;
+  napi_value cb, recv, arg, res;
   napi_get_reference_value(env, s->cb_ref, &cb);
   napi_get_reference_value(env, s->self_ref, &recv);
-  int failed = 0;
-  for (int round = 0; round < RX_ROUNDS && !s->closing && !failed; round++) {
+  for (int round = 0; round < RX_ROUNDS && !s->closing; round++) {
     uint32_t n = recv_batch(s);
     if (n == 0) break;
-    napi_create_uint32(env, n, &argv[0]);
-    /* onBatch(count, from) may stop early and return the index it stopped at: it is called again
-     * from there once this callback's scope has closed, i.e. after the process's nextTick queue
-     * and microtasks have run, as they do between two dgram 'message' callbacks. */
-    uint32_t from = 0;
-    while (from < n && !s->closing) {
-      napi_create_uint32(env, from, &argv[1]);
-      napi_status st = napi_make_callback(env, s->actx, recv, cb, 2, argv, &res);
-      if (st == napi_pending_exception) {
-        napi_value exc;
-        napi_get_and_clear_last_exception(env, &exc);
-        napi_fatal_exception(env, exc);
-        failed = 1;
-        break;
-      }
-      uint32_t next;
-      if (st != napi_ok || napi_get_value_uint32(env, res, &next) != napi_ok || next <= from || next >= n) break;
-      from = next;
+    napi_create_uint32(env, n, &arg);
+    napi_status st = napi_make_callback(env, s->actx, recv, cb, 1, &arg, &res);
+    if (st == napi_pending_exception) {
+      napi_value exc;
+      napi_get_and_clear_last_exception(env, &exc);
+      napi_fatal_exception(env, exc);
+      break;
     }
     if (n < s->batch) break;
   }
   napi_close_handle_scope(env, scope);
 }
 
-/* start(handle, onBatch(count, from) -> undefined | next index) */
+/* start(handle, onBatch(count)) */
 static napi_value js_start(napi_env env, napi_callback_info info) {
   size_t argc = 2;
   napi_value argv[2];

@@ -61,7 +61,7 @@ interface Binding {
     stats: Float64Array,
     gso: boolean,
   ): Handle;
-  start(h: Handle, onBatch: (count: number, from: number) => number | undefined | void): void;
+  start(h: Handle, onBatch: (count: number) => void): void;
   connect(h: Handle, host: string, port: number): void;
   flush(tx: Handle, rx: Handle, count: number): number;
   flushArena(tx: Handle, arena: Buffer, count: number): number;
@@ -208,13 +208,8 @@ export class BatchSocket {
     this.#b.connect(this.#h, host, port);
   }
 
-  /**
-   * Starts reading; `onBatch(n, from)` runs with datagrams 0..n-1 in the slots, from `from` on. It
-   * may stop early by returning the index of the first datagram it did not handle: it is then
-   * called again with the same slots from there, after pending nextTicks and microtasks ran (as
-   * between two dgram callbacks). Returning nothing (or n) means all were handled.
-   */
-  start(onBatch: (count: number, from: number) => number | undefined | void): void {
+  /** Starts reading; `onBatch(n)` runs with datagrams 0..n-1 in the slots. */
+  start(onBatch: (count: number) => void): void {
     this.#b.start(this.#h, onBatch);
   }
 

@@ -26,6 +26,14 @@ import { type Destination, RelayAddresses } from "./relay-addresses.ts";
 const BATCH = 64;
 /** Memory the queued datagrams are packed into; a flush empties it. */
 const ARENA_BYTES = 256 * 1024;
+/** Frames held behind a handshake datagram at most (a few batches' worth); beyond, dropped. */
+const MAX_BACKLOG = 4096;
+
+interface Held {
+  frame: Buffer;
+  host: string;
+  port: number;
+}
 
 export class BatchBackboneSocket implements Backbone {
   readonly #sockets: BatchSocket[];
@@ -42,6 +50,7 @@ export class BatchBackboneSocket implements Backbone {
   #closed = false;
   #mux: Mux | undefined;
   readonly #addresses: RelayAddresses;
+  readonly #backlog: Held[] = [];
 
   private constructor(
     sockets: BatchSocket[],
@@ -79,7 +88,7 @@ export class BatchBackboneSocket implements Backbone {
       throw e;
     }
     const b = new BatchBackboneSocket(sockets, clusterId, transceiverId, metrics);
-    for (const s of sockets) s.start((n, from) => b.#onBatch(s, n, from));
+    for (const s of sockets) s.start((n) => b.#onBatch(s, n));
     return b;
   }
 
@@ -114,12 +123,13 @@ export class BatchBackboneSocket implements Backbone {
     return { send: (header, payload) => d !== undefined && this.#queue(header, payload, d, port) };
   }
 
-  #onBatch(s: BatchSocket, n: number, from: number): number | undefined {
+  #onBatch(s: BatchSocket, n: number): void {
     const meta = s.rxMeta;
+    const backlog = this.#backlog;
     this.#inBatch = true;
-    let next: number | undefined;
-    for (let i = from; i < n; i++) {
+    for (let i = 0; i < n; i++) {
       const o = i * RX_META;
+      const len = meta[o]!;
       if ((meta[o + 1]! & FLAG_TRUNCATED) !== 0) {
         this.#metrics.drops.bad_frame.inc();
         continue;
@@ -127,24 +137,35 @@ export class BatchBackboneSocket implements Backbone {
       const port = meta[o + 3]!;
       const host =
         meta[o + 2] === 4 ? this.#addresses.host4(meta[o + 4]!) : this.#addresses.host6(s.rxMetaBytes, o);
-      if (this.#dispatch(s.datagram(i), meta[o]!, host, port) && i + 1 < n) {
-        // The rest once what this datagram started has run (see #dispatch): the addon calls again.
-        next = i + 1;
+      const msg = s.datagram(i);
+      if (backlog.length > 0) this.#hold(msg, len, host, port);
+      else if (this.#dispatch(msg, len, host, port, false) && i + 1 < n) {
+        // The rest waits for the promise continuations this datagram started (see #dispatch).
+        for (let j = i + 1; j < n; j++) {
+          const oj = j * RX_META;
+          if ((meta[oj + 1]! & FLAG_TRUNCATED) !== 0) this.#metrics.drops.bad_frame.inc();
+          else {
+            const hj =
+              meta[oj + 2] === 4
+                ? this.#addresses.host4(meta[oj + 4]!)
+                : this.#addresses.host6(s.rxMetaBytes, oj);
+            this.#hold(s.datagram(j), meta[oj]!, hj, meta[oj + 3]!);
+          }
+        }
         break;
       }
     }
     this.#inBatch = false;
     this.#flush();
-    return next;
   }
 
   /**
    * One frame: ping → pong, data → the mux. Returns true after a STUN or DTLS handshake datagram:
    * werift reacts to those partly in promise continuations (ICE state, and the handshake's end
-   * installs the SRTP keys), which on dgram run before the next datagram's callback: the batch
-   * stops there and goes on in a new callback from the addon, after they have run.
+   * installs the SRTP keys), which on dgram run before the next datagram's callback. Frames after
+   * it in the batch are held until they have run.
    */
-  #dispatch(msg: Buffer, len: number, host: string, port: number): boolean {
+  #dispatch(msg: Buffer, len: number, host: string, port: number, owned: boolean): boolean {
     const h = this.#header;
     if (decodeFrameHeader(msg, len, h) !== "ok") {
       this.#metrics.drops.bad_frame.inc();
@@ -167,15 +188,46 @@ export class BatchBackboneSocket implements Backbone {
     }
     const mux = this.#mux;
     if (mux === undefined) return false;
-    // The slot is refilled by the next batch, and werift may keep what it is handed: a copy.
-    const payload = Buffer.allocUnsafe(len - FRAME_HEADER_BYTES);
-    msg.copy(payload, 0, FRAME_HEADER_BYTES, len);
+    let payload: Buffer;
+    if (owned) payload = msg.subarray(FRAME_HEADER_BYTES, len);
+    else {
+      // The slot is refilled by the next batch, and werift may keep what it is handed: a copy.
+      payload = Buffer.allocUnsafe(len - FRAME_HEADER_BYTES);
+      msg.copy(payload, 0, FRAME_HEADER_BYTES, len);
+    }
     mux.handle(payload, h, host, port);
     // STUN (0-3) and DTLS change cipher spec, alert, handshake (20-22); not RTP, RTCP or
     // application data (the data channel: 23), which do not change what the next datagram needs.
     const b = payload.length > 0 ? payload[0]! : 0;
     return b <= 3 || (b >= 20 && b <= 22);
   }
+
+  #hold(msg: Buffer, len: number, host: string, port: number): void {
+    const q = this.#backlog;
+    if (q.length >= MAX_BACKLOG) {
+      this.#metrics.drops.io_backlog.inc();
+      return;
+    }
+    const frame = Buffer.allocUnsafe(len);
+    msg.copy(frame, 0, 0, len);
+    q.push({ frame, host, port });
+    if (q.length === 1) setImmediate(this.#drainBacklog);
+  }
+
+  /** Hands held frames over in order, stopping again after each datagram that needs a turn. */
+  readonly #drainBacklog = (): void => {
+    const q = this.#backlog;
+    let i = 0;
+    this.#inBatch = true;
+    while (i < q.length && !this.#closed) {
+      const f = q[i++]!;
+      if (this.#dispatch(f.frame, f.frame.length, f.host, f.port, true)) break;
+    }
+    q.splice(0, this.#closed ? q.length : i);
+    this.#inBatch = false;
+    this.#flush();
+    if (q.length > 0) setImmediate(this.#drainBacklog);
+  };
 
   /** Packs header + payload into the arena and queues it; returns its arena offset (-1: not sent). */
   #queue(header: Uint8Array, payload: Uint8Array, d: Destination, port: number): number {
