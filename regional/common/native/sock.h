@@ -36,6 +36,7 @@ typedef struct sock_s {
   int handle_closed;
   int finalized;
   int polling;
+  int resumable; /* start(..., true): the handler may stop early and name where to go on */
   uint32_t batch;
   uint32_t slot_bytes;
   uint32_t big_bytes;
