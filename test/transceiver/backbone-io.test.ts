@@ -6,7 +6,7 @@
 // path, with its reason, is explicit.
 import { createSocket, type Socket } from "node:dgram";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadBinding, RESUMABLE_MISSING } from "../../regional/common/native/index.ts";
+import { loadBinding, RESUMABLE_MISSING, Stat } from "../../regional/common/native/index.ts";
 import { ConfigError, configWithDefaults, loadConfig } from "../../regional/transceiver/config.ts";
 import type { Mux } from "../../regional/transceiver/core/mux.ts";
 import { TransceiverMetrics } from "../../regional/transceiver/metrics.ts";
@@ -66,10 +66,11 @@ async function setUp(socketCount = 1, onFrame?: Handler, host = "127.0.0.1") {
   const opened = await openBackbone(config, metrics);
   metrics.datagramIo(opened.io, opened.totals);
   const received: Received[] = [];
+  const hooks: { onFrame: Handler | undefined } = { onFrame };
   opened.socket.attach({
     handle(payload: Buffer, h: FrameHeader, host: string, port: number) {
       received.push({ payload, host, port, clientPort: h.clientPort });
-      onFrame?.(payload, h);
+      hooks.onFrame?.(payload, h);
     },
   } as unknown as Mux);
   // A burst of sendmmsg batches lands faster than a dgram reader drains it: room for all of it.
@@ -80,7 +81,7 @@ async function setUp(socketCount = 1, onFrame?: Handler, host = "127.0.0.1") {
   open.push({ backbone: opened.socket, relay });
   const to = opened.socket.address;
   const send = (b: Buffer) => relay.send(b, to.port, to.host);
-  return { ...opened, metrics, received, relay, fromRelay, send };
+  return { ...opened, metrics, received, relay, fromRelay, send, hooks };
 }
 
 describe(`backbone datagram I/O (${IO})`, () => {
@@ -231,6 +232,41 @@ describe(`backbone datagram I/O (${IO})`, () => {
     await until(() => s.metrics.drops.bad_frame.value === 1, "garbage counted");
     expect(s.metrics.drops.wrong_transceiver.value).toBe(1);
   });
+
+  it.runIf(IO === "batch")(
+    "has every send on the wire within one event-loop turn, wherever it was made",
+    async () => {
+      // The kernel has taken a datagram once the addon counts it sent (stats tx). Each probe sends,
+      // then queues a setImmediate behind the flush that send scheduled (or behind the end of the
+      // receive callback it was made in): by then it must be counted.
+      const s = await setUp();
+      const header = Buffer.alloc(FRAME_HEADER_BYTES, 7);
+      const rp = s.relay.address().port;
+      const sent = () => s.totals!()[Stat.tx]!;
+      const probe = () =>
+        new Promise<number>((resolve) => {
+          const before = sent();
+          s.socket.send(header, Buffer.from("probe"), rp, "127.0.0.1");
+          setImmediate(() => resolve(sent() - before));
+        });
+      const from = (schedule: (f: () => void) => void) =>
+        new Promise<number>((resolve) => schedule(() => void probe().then(resolve)));
+      const got: Record<string, number> = {};
+      got.timer = await from((f) => setTimeout(f, 1));
+      got.immediate = await from((f) => setImmediate(f));
+      got.microtask = await from((f) => queueMicrotask(f));
+      // inside a receive callback, and in a continuation it started (what werift's handshake code does)
+      got.receive = await from((f) => {
+        s.hooks.onFrame = f;
+        s.send(frame(FrameType.data, 1, Uint8Array.of(0x80)));
+      });
+      got.continuation = await from((f) => {
+        s.hooks.onFrame = () => void Promise.resolve().then(f);
+        s.send(frame(FrameType.data, 1, Uint8Array.of(0x16, 0xfe, 0xfd)));
+      });
+      expect(got).toEqual({ timer: 1, immediate: 1, microtask: 1, receive: 1, continuation: 1 });
+    },
+  );
 
   it("sends outside a receive batch (a timer, a backend message) in the same event-loop turn", async () => {
     const s = await setUp();
