@@ -7,6 +7,7 @@
 import { spawnSync } from "node:child_process";
 import dgram from "node:dgram";
 import { readdirSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   BatchSocket,
@@ -282,6 +283,38 @@ describe("batched UDP addon", () => {
     await new Promise((r) => setTimeout(r, 30));
     expect(plainCalls).toBe(1);
   });
+
+  // A network namespace of the test's own (user namespaces), where loopback's MTU can be lowered.
+  const netns = spawnSync("unshare", ["-rn", "true"]).status === 0;
+  it.skipIf(!netns)(
+    "resends a GSO train too long for the route's MTU plainly, and keeps GSO for shorter ones",
+    () => {
+      const child = join(import.meta.dirname, "gso-mtu-child.ts");
+      const r = spawnSync(
+        "unshare",
+        ["-rn", "sh", "-c", `ip link set lo up mtu 1300 && exec "${process.execPath}" "${child}"`],
+        { encoding: "utf8", timeout: 20_000 },
+      );
+      expect(r.status, r.stderr).toBe(0);
+      const out = JSON.parse(r.stdout) as {
+        flushes: { sent: number; calls: number }[];
+        got: number[];
+        txErrors: number;
+        gsoTrains: number;
+      };
+      // The kernel refuses the first long train (EMSGSIZE, or EINVAL on older kernels, which turns
+      // GSO off); its datagrams go plainly and arrive. Without the resend all four were lost.
+      expect(out.flushes.map((f) => f.sent)).toEqual([4, 4, 4]);
+      expect(out.got).toEqual([100, 100, 100, 100, 1290, 1290, 1290, 1290, 1290, 1290, 1290, 1290]);
+      expect(out.txErrors).toBe(0);
+      if (out.gsoTrains > 0) {
+        // GSO still on (EMSGSIZE): the short train went as one, and the next long run went plainly
+        // at once, without another refused call.
+        expect(out.gsoTrains).toBe(1);
+        expect(out.flushes[2]!.calls).toBe(1);
+      }
+    },
+  );
 
   it("keeps a long datagram whole in its big slot and drops one beyond the maximum, counted", async () => {
     const s = sock({ slotBytes: 256, maxDatagram: 1_024 });

@@ -211,6 +211,7 @@ static napi_value js_create(napi_env env, napi_callback_info info) {
   s->gcount = calloc(batch, sizeof *s->gcount);
   s->gfirst = calloc(batch, sizeof *s->gfirst);
   s->gso = gso;
+  s->gso_max_seg = GSO_MAX_SEG;
   if (!s->slots || !s->slot_refs || !s->bigs || !s->big_refs || !s->is_big || !s->rmsg || !s->riov || !s->raddr || !s->tmsg || !s->tiov || !s->taddr || !s->gmsg || !s->giov ||
       !s->gctl || !s->gcount || !s->gfirst) {
     close(fd);
