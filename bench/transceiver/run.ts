@@ -3,13 +3,19 @@
 // peers (one client process) set up 10 at a time, then 50 packets/s each way per session
 // (120-byte Opus-sized payloads) + 1 data-channel ping/s for BENCH_SECONDS. Measured in the
 // server process only: CPU (fraction of one core), event-loop delay p99, memory per session,
-// setup CPU per session; loss from the client's count of echoed packets.
+// setup CPU per session; loss from the client's count of echoed packets. The client process reports
+// its own CPU per session-second, which says how much of the machine the load generator took.
 //
 // Env: BENCH_SESSIONS (150), BENCH_SECONDS (20), BENCH_CONCURRENCY (10), BENCH_LOAD (1: busy
 //      processes competing for the CPU during each mode's media window, 0 for none),
 //      BENCH_MODES ("gr-ws,gr-ws-dgram,gr-ws-x8,werift"). About 5 minutes.
-//   gr-ws        the transceiver as deployed: shared socket + backbone frames (loopback relay in the
-//                client process) + a WebSocket bridge per session to the echo agent (own process,
+//      Client side (client-side.ts): BENCH_PROXY (auto: batched when the addon loads; dgram: a
+//      socket pair per session), BENCH_RELAY_SOURCES (8), BENCH_CLIENT_SEND (direct | socket).
+//      BENCH_PROFILE=dir / BENCH_PROFILE_ALL=dir: server CPU profiles; BENCH_PROFILE_CLIENTS=dir:
+//      the client process's over the window.
+//   gr-ws        the transceiver as deployed: shared socket + backbone frames (the relay's part
+//                played in the client process) + a WebSocket bridge per session to the echo
+//                agent (own process,
 //                audio batches negotiated), AES-CM SRTP through the swapped-in cipher
 //   gr-internal  the same transceiver with the in-process echo backend (no WebSocket): isolates
 //                the shared-socket media path for a like-for-like comparison with werift
@@ -133,6 +139,12 @@ interface Result {
   heapMiBPerSession: number;
   rssMiB: number;
   clientCpuFraction: number;
+  /** The client process's CPU per session-second of the window (µs): what the plumbing costs. */
+  clientCpuUsPerSessionSecond: number;
+  /** How the clients reach the server (client-side.ts): batched or a dgram pair per session. */
+  clientSide: string;
+  /** The plumbing's anomalies (datagrams of no known session, sends the kernel refused). */
+  clientSideCounters: Record<string, number>;
   clientEldP99Ms: number;
   /** Share of the 50 packets/s per session the client process actually sent. */
   offeredRatio: number;
@@ -172,8 +184,13 @@ async function runMode(mode: string): Promise<Result> {
   const stats = async (o: { gc?: boolean; resetEld?: boolean } = {}) =>
     server.request({ cmd: "stats", ...o }, "stats");
   const base = await stats({ gc: true });
-  const clients = forkChild("./clients.ts", {});
+  // BENCH_PROFILE_CLIENTS=dir: a CPU profile of the client process over the measurement window.
+  const clientProfile = process.env.BENCH_PROFILE_CLIENTS
+    ? `${process.env.BENCH_PROFILE_CLIENTS}/${mode}-clients.cpuprofile`
+    : "";
+  const clients = forkChild("./clients.ts", clientProfile ? { BENCH_CLIENT_PROFILE: clientProfile } : {});
   await clients.wait("hello");
+  const clientSide = clients.wait("client-side");
   clients.onMessage = (m) => {
     if (m.cmd === "offer") {
       void server
@@ -195,6 +212,8 @@ async function runMode(mode: string): Promise<Result> {
     600_000,
   );
   const setupSeconds = (performance.now() - tSetup) / 1000;
+  const sideDescription = (await clientSide).description as string;
+  console.error(`  client side: ${sideDescription}`);
   const afterSetup = await stats({ gc: true });
   const windowOpen = clients.wait("window-open");
   const done = clients.wait("media-done", (SECONDS + 30) * 1000);
@@ -256,7 +275,12 @@ async function runMode(mode: string): Promise<Result> {
     rssMiBPerSession: round(((afterSetup.rss as number) - (base.rss as number)) / n / mib, 3),
     heapMiBPerSession: round(((afterSetup.heapUsed as number) - (base.heapUsed as number)) / n / mib, 3),
     rssMiB: round((w1.rss as number) / mib, 1),
-    clientCpuFraction: round(media.clientCpuFraction as number, 2),
+    clientCpuFraction: round(media.clientCpuFraction as number, 3),
+    clientCpuUsPerSessionSecond: Math.round(media.clientCpuUsPerSessionSecond as number),
+    clientSide: sideDescription,
+    clientSideCounters: Object.fromEntries(
+      Object.entries((media.clientSideCounters as Record<string, number>) ?? {}).filter(([, v]) => v > 0),
+    ),
     clientEldP99Ms: round(media.clientEldP99Ms as number, 1),
     offeredRatio: round(media.offeredRatio as number, 3),
     kernelDrops,
@@ -321,6 +345,7 @@ const cols: [string, (r: Result) => string][] = [
   ["RSS/session", (r) => `${(r.rssMiBPerSession * 1024).toFixed(0)} KiB`],
   ["heap/session", (r) => `${(r.heapMiBPerSession * 1024).toFixed(0)} KiB`],
   ["client CPU", (r) => `${(r.clientCpuFraction * 100).toFixed(0)}%`],
+  ["client CPU/session-s", (r) => `${r.clientCpuUsPerSessionSecond} µs`],
   ["offered", (r) => `${(r.offeredRatio * 100).toFixed(0)}%`],
   [
     "kernel drops srv (warm-up)/cli",
@@ -333,6 +358,11 @@ const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!))
 console.log(line(cols.map(([h]) => h)));
 console.log(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
 for (const r of results) console.log(line(cols.map(([, f]) => f(r))));
+for (const r of results) {
+  const odd =
+    Object.keys(r.clientSideCounters).length > 0 ? `; ANOMALIES ${JSON.stringify(r.clientSideCounters)}` : "";
+  console.log(`${r.mode} client side: ${r.clientSide}${odd}`);
+}
 const wr = results.find((r) => r.mode === "werift");
 for (const gr of results) {
   if (!wr || gr === wr) continue;
