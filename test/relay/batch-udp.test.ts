@@ -7,6 +7,7 @@
 import { spawnSync } from "node:child_process";
 import dgram from "node:dgram";
 import { readdirSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   BatchSocket,
@@ -177,6 +178,143 @@ describe("batched UDP addon", () => {
       else expect(out.stats[Stat.txGsoTrains]).toBe(0);
     }
   });
+
+  it("sends rows from the caller's memory (flushArena): row order, GSO runs over scattered rows, bounds", async () => {
+    for (const gso of [true, false]) {
+      const out = sock({ gso });
+      const p = await peer();
+      const got: Buffer[] = [];
+      p.on("message", (m) => got.push(m));
+      const dst = p.address().port;
+      // 40 rows of one length to one peer (a GSO run) whose data lies backwards and apart in the
+      // arena, then rows past its end: the peer gets the rows in row order, the bad ones are counted.
+      const arena = Buffer.alloc(40 * 300);
+      for (let i = 0; i < 40; i++) {
+        const at = (39 - i) * 300 + 7;
+        arena.fill(i, at, at + 200);
+        out.queue(0, at, 200, NO_HEADER, 4, dst, 0x7f000001);
+      }
+      out.queue(0, arena.length + 1, 1, NO_HEADER, 4, dst, 0x7f000001);
+      out.queue(0, arena.length - 10, 11, NO_HEADER, 4, dst, 0x7f000001);
+      out.queue(0, 0xffffffff, 2, NO_HEADER, 4, dst, 0x7f000001);
+      out.queue(0, 0, 0, 5, 4, dst, 0x7f000001); // header row 5 and no data: a 28-byte datagram
+      expect(out.flushArena(arena)).toBe(41);
+      await until(() => got.length === 41, `41 datagrams (gso ${gso})`);
+      const rows = got.filter((m) => m.length === 200);
+      expect(rows.map((m) => m[0])).toEqual(Array.from({ length: 40 }, (_, i) => i));
+      for (const m of rows) expect(m.every((b) => b === m[0])).toBe(true);
+      expect(got.filter((m) => m.length === 28)).toHaveLength(1); // the header-only row
+      expect(out.stats[Stat.txErrors]).toBe(3);
+      if (gso) expect(out.stats[Stat.txGsoTrains]).toBeGreaterThan(0);
+      expect(out.txCount).toBe(0);
+    }
+  });
+
+  it("sends arena rows to IPv6 peers, and nothing (uncounted, no crash) once closed", async () => {
+    let s: BatchSocket;
+    try {
+      s = sock({ host: "::1" });
+    } catch (e) {
+      expect((e as { code?: string }).code).toMatch(/EADDRNOTAVAIL|EAFNOSUPPORT/); // no IPv6 here
+      return;
+    }
+    const p6 = await peer("udp6", "::1");
+    const got: Buffer[] = [];
+    p6.on("message", (m) => got.push(m));
+    const arena = Buffer.from("zero-one-two");
+    const loopback6 = new Uint8Array(16);
+    loopback6[15] = 1;
+    for (const [at, len] of [
+      [0, 4],
+      [5, 3],
+      [9, 3],
+    ] as const) {
+      const row = s.queue(0, at, len, NO_HEADER, 6, p6.address().port, 0);
+      s.txMetaBytes.set(loopback6, (row * TX_META + 6) * 4);
+    }
+    expect(s.flushArena(arena)).toBe(3);
+    await until(() => got.length === 3, "three IPv6 datagrams");
+    expect(got.map((m) => m.toString())).toEqual(["zero", "one", "two"]);
+    s.close();
+    s.queue(0, 0, 4, NO_HEADER, 6, p6.address().port, 0);
+    expect(s.flushArena(arena)).toBe(0);
+  });
+
+  it("resumable handlers: the rest of a batch comes after the microtasks the first call queued", async () => {
+    const s = sock();
+    const calls: { from: number; n: number; ranBefore: boolean }[] = [];
+    const seen: number[] = [];
+    let ran = true;
+    s.startResumable((n, from) => {
+      calls.push({ from, n, ranBefore: ran });
+      ran = false;
+      void Promise.resolve()
+        .then(() => undefined)
+        .then(() => {
+          ran = true;
+        });
+      // Stop after every third datagram; the rest is handed over again from there.
+      for (let i = from; i < n; i++) {
+        seen.push(s.datagram(i).readUInt32BE(0));
+        if (i % 3 === 2 && i + 1 < n) return i + 1;
+      }
+      return undefined;
+    });
+    const p = await peer();
+    const N = 40; // sent before the socket's loop reads: one batch
+    for (let i = 0; i < N; i++) {
+      const d = Buffer.alloc(8);
+      d.writeUInt32BE(i, 0);
+      p.send(d, s.address().port, "127.0.0.1");
+    }
+    await until(() => seen.length === N, `${N} datagrams`);
+    expect(seen).toEqual(Array.from({ length: N }, (_, i) => i));
+    expect(calls.every((c) => c.ranBefore)).toBe(true);
+    expect(calls.map((c) => c.from)).toEqual(Array.from({ length: 14 }, (_, k) => k * 3));
+    // A plain handler's return value is ignored: a relay callback never splits its batch.
+    const plain = sock();
+    let plainCalls = 0;
+    plain.start(((n: number) => {
+      plainCalls++;
+      return n > 1 ? 1 : undefined;
+    }) as unknown as (n: number) => void);
+    for (let i = 0; i < 10; i++) p.send(Buffer.alloc(4), plain.address().port, "127.0.0.1");
+    await until(() => plainCalls > 0, "plain batch");
+    await new Promise((r) => setTimeout(r, 30));
+    expect(plainCalls).toBe(1);
+  });
+
+  // A network namespace of the test's own (user namespaces), where loopback's MTU can be lowered.
+  const netns = spawnSync("unshare", ["-rn", "true"]).status === 0;
+  it.skipIf(!netns)(
+    "resends a GSO train too long for the route's MTU plainly, and keeps GSO for shorter ones",
+    () => {
+      const child = join(import.meta.dirname, "gso-mtu-child.ts");
+      const r = spawnSync(
+        "unshare",
+        ["-rn", "sh", "-c", `ip link set lo up mtu 1300 && exec "${process.execPath}" "${child}"`],
+        { encoding: "utf8", timeout: 20_000 },
+      );
+      expect(r.status, r.stderr).toBe(0);
+      const out = JSON.parse(r.stdout) as {
+        flushes: { sent: number; calls: number }[];
+        got: number[];
+        txErrors: number;
+        gsoTrains: number;
+      };
+      // The kernel refuses the first long train (EMSGSIZE, or EINVAL on older kernels, which turns
+      // GSO off); its datagrams go plainly and arrive. Without the resend all four were lost.
+      expect(out.flushes.map((f) => f.sent)).toEqual([4, 4, 4]);
+      expect(out.got).toEqual([100, 100, 100, 100, 1290, 1290, 1290, 1290, 1290, 1290, 1290, 1290]);
+      expect(out.txErrors).toBe(0);
+      if (out.gsoTrains > 0) {
+        // GSO still on (EMSGSIZE): the short train went as one, and the next long run went plainly
+        // at once, without another refused call.
+        expect(out.gsoTrains).toBe(1);
+        expect(out.flushes[2]!.calls).toBe(1);
+      }
+    },
+  );
 
   it("keeps a long datagram whole in its big slot and drops one beyond the maximum, counted", async () => {
     const s = sock({ slotBytes: 256, maxDatagram: 1_024 });

@@ -6,7 +6,7 @@
 // path, with its reason, is explicit.
 import { createSocket, type Socket } from "node:dgram";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadBinding } from "../../regional/common/native/index.ts";
+import { loadBinding, RESUMABLE_MISSING, Stat } from "../../regional/common/native/index.ts";
 import { ConfigError, configWithDefaults, loadConfig } from "../../regional/transceiver/config.ts";
 import type { Mux } from "../../regional/transceiver/core/mux.ts";
 import { TransceiverMetrics } from "../../regional/transceiver/metrics.ts";
@@ -52,7 +52,7 @@ afterEach(async () => {
 
 type Handler = (payload: Buffer, h: FrameHeader) => void;
 
-async function setUp(socketCount = 1, onFrame?: Handler) {
+async function setUp(socketCount = 1, onFrame?: Handler, host = "127.0.0.1") {
   const metrics = new TransceiverMetrics(3);
   const config = configWithDefaults({
     clusterId: 3,
@@ -61,25 +61,27 @@ async function setUp(socketCount = 1, onFrame?: Handler) {
     callIdKeys: randomKeyring(2),
     clusterSecret: new Uint8Array(32),
     socketCount,
+    udp: { host, port: 0, ipv6: host.includes(":") },
   });
   const opened = await openBackbone(config, metrics);
   metrics.datagramIo(opened.io, opened.totals);
   const received: Received[] = [];
+  const hooks: { onFrame: Handler | undefined } = { onFrame };
   opened.socket.attach({
     handle(payload: Buffer, h: FrameHeader, host: string, port: number) {
       received.push({ payload, host, port, clientPort: h.clientPort });
-      onFrame?.(payload, h);
+      hooks.onFrame?.(payload, h);
     },
   } as unknown as Mux);
   // A burst of sendmmsg batches lands faster than a dgram reader drains it: room for all of it.
-  const relay = createSocket({ type: "udp4", recvBufferSize: 4 << 20 });
-  await new Promise<void>((r) => relay.bind(0, "127.0.0.1", () => r()));
+  const relay = createSocket({ type: host.includes(":") ? "udp6" : "udp4", recvBufferSize: 4 << 20 });
+  await new Promise<void>((r) => relay.bind(0, host, () => r()));
   const fromRelay: Buffer[] = [];
   relay.on("message", (m) => fromRelay.push(m));
   open.push({ backbone: opened.socket, relay });
   const to = opened.socket.address;
   const send = (b: Buffer) => relay.send(b, to.port, to.host);
-  return { ...opened, metrics, received, relay, fromRelay, send };
+  return { ...opened, metrics, received, relay, fromRelay, send, hooks };
 }
 
 describe(`backbone datagram I/O (${IO})`, () => {
@@ -152,6 +154,74 @@ describe(`backbone datagram I/O (${IO})`, () => {
     ).toEqual(Array.from({ length: rounds * 6 }, (_, i) => Math.floor(i / 6) * 10 + (i % 6)));
   });
 
+  it("gives a flood of STUN-like frames a callback each and holds no other call's frames back", async () => {
+    // Frames that look like STUN (first byte 0-3) make the batched path wait for werift's
+    // continuations before the next frame; the mux drops these (bad_stun), but only after. Held
+    // in a backlog that drained one per event-loop turn, such a flood from one client (or anyone
+    // who reaches the port) pushed every other call's RTP out, dropped as io_backlog.
+    const s = await setUp();
+    const chunks = 24;
+    const perChunk = 250;
+    for (let c = 0; c < chunks; c++) {
+      for (let i = 0; i < perChunk; i++) {
+        if (i % 10 === 9) s.send(frame(FrameType.data, 2, Uint8Array.of(0x80, c, i)));
+        else s.send(frame(FrameType.data, 1, Uint8Array.of(0x00, 0x01, 0, 0)));
+      }
+      await new Promise((r) => setImmediate(r));
+    }
+    const total = chunks * perChunk;
+    await until(() => s.received.length === total, `${total} frames handed over`, 20_000);
+    const rtp = s.received.filter((r) => r.clientPort === 2).map((r) => r.payload[1]! * 1000 + r.payload[2]!);
+    expect(rtp).toEqual(
+      Array.from(
+        { length: chunks * (perChunk / 10) },
+        (_, k) => Math.floor(k / 25) * 1000 + (k % 25) * 10 + 9,
+      ),
+    );
+  });
+
+  it("hands the mux nothing more once the socket is closed from inside a batch", async () => {
+    let backbone: Backbone | undefined;
+    const s = await setUp(1, () => {
+      void backbone?.close();
+    });
+    backbone = s.socket;
+    // Sent before the transceiver's loop reads: one batch on the batched path.
+    for (let i = 0; i < 10; i++) s.send(frame(FrameType.data, 100 + i, Uint8Array.of(0x80, i)));
+    await until(() => s.received.length > 0, "first frame");
+    await new Promise((r) => setTimeout(r, 50));
+    expect(s.received.map((r) => r.clientPort)).toEqual([100]);
+  });
+
+  it("serves an IPv6 relay: frames from [::1] reach the mux with its address, pings are answered", async () => {
+    const s = await setUp(1, undefined, "::1");
+    s.send(frame(FrameType.data, 3000, Buffer.from("over six")));
+    s.send(frame(FrameType.ping, 0, Buffer.from("probe-6"), 99));
+    await until(() => s.received.length === 1 && s.fromRelay.length === 1, "frame and pong");
+    expect([s.received[0]!.host, s.received[0]!.port]).toEqual(["::1", s.relay.address().port]);
+    expect(s.received[0]!.payload.toString()).toBe("over six");
+    expect(s.fromRelay[0]![1]! & 0x0f).toBe(FrameType.pong);
+    expect(s.fromRelay[0]!.subarray(FRAME_HEADER_BYTES).toString()).toBe("probe-6");
+    // and a send to the mux's text form of that address goes out
+    s.socket.send(Buffer.alloc(FRAME_HEADER_BYTES, 1), Buffer.from("back"), s.relay.address().port, "::1");
+    await until(() => s.fromRelay.length === 2, "send to ::1");
+    expect(s.fromRelay[1]!.subarray(FRAME_HEADER_BYTES).toString()).toBe("back");
+  });
+
+  it.runIf(IO === "batch")(
+    "counts a send longer than any datagram instead of losing it silently",
+    async () => {
+      const s = await setUp();
+      s.socket.send(
+        Buffer.alloc(FRAME_HEADER_BYTES),
+        Buffer.alloc(300_000),
+        s.relay.address().port,
+        "127.0.0.1",
+      );
+      expect(s.metrics.render()).toMatch(/gr_transceiver_io_events_total\{event="tx_errors"\} 1\b/);
+    },
+  );
+
   it("drops and counts frames for another transceiver and garbage, and keeps serving", async () => {
     const s = await setUp(2);
     s.send(frame(FrameType.data, 1, Buffer.from("elsewhere"), 8));
@@ -162,6 +232,41 @@ describe(`backbone datagram I/O (${IO})`, () => {
     await until(() => s.metrics.drops.bad_frame.value === 1, "garbage counted");
     expect(s.metrics.drops.wrong_transceiver.value).toBe(1);
   });
+
+  it.runIf(IO === "batch")(
+    "has every send on the wire within one event-loop turn, wherever it was made",
+    async () => {
+      // The kernel has taken a datagram once the addon counts it sent (stats tx). Each probe sends,
+      // then queues a setImmediate behind the flush that send scheduled (or behind the end of the
+      // receive callback it was made in): by then it must be counted.
+      const s = await setUp();
+      const header = Buffer.alloc(FRAME_HEADER_BYTES, 7);
+      const rp = s.relay.address().port;
+      const sent = () => s.totals!()[Stat.tx]!;
+      const probe = () =>
+        new Promise<number>((resolve) => {
+          const before = sent();
+          s.socket.send(header, Buffer.from("probe"), rp, "127.0.0.1");
+          setImmediate(() => resolve(sent() - before));
+        });
+      const from = (schedule: (f: () => void) => void) =>
+        new Promise<number>((resolve) => schedule(() => void probe().then(resolve)));
+      const got: Record<string, number> = {};
+      got.timer = await from((f) => setTimeout(f, 1));
+      got.immediate = await from((f) => setImmediate(f));
+      got.microtask = await from((f) => queueMicrotask(f));
+      // inside a receive callback, and in a continuation it started (what werift's handshake code does)
+      got.receive = await from((f) => {
+        s.hooks.onFrame = f;
+        s.send(frame(FrameType.data, 1, Uint8Array.of(0x80)));
+      });
+      got.continuation = await from((f) => {
+        s.hooks.onFrame = () => void Promise.resolve().then(f);
+        s.send(frame(FrameType.data, 1, Uint8Array.of(0x16, 0xfe, 0xfd)));
+      });
+      expect(got).toEqual({ timer: 1, immediate: 1, microtask: 1, receive: 1, continuation: 1 });
+    },
+  );
 
   it("sends outside a receive batch (a timer, a backend message) in the same event-loop turn", async () => {
     const s = await setUp();
@@ -191,6 +296,16 @@ describe("choosing the backbone datagram I/O", () => {
 
   it("batch refuses to start without the addon, naming the variable and the reason", () => {
     expect(() => chooseBackboneIo("batch", missing)).toThrow(/TRANSCEIVER_IO=batch: addon not built/);
+  });
+
+  it("takes an addon built before resumable batches for none (its start would skip frames)", () => {
+    const b = loadBinding();
+    if (b instanceof Error) return;
+    const old = { ...b, resumableBatches: undefined };
+    expect(chooseBackboneIo("auto", old)).toEqual({ io: "dgram", reason: RESUMABLE_MISSING });
+    expect(() => chooseBackboneIo("batch", old)).toThrow(
+      /TRANSCEIVER_IO=batch: addon predates resumable batches/,
+    );
   });
 
   it("a bad TRANSCEIVER_IO is a configuration error naming it", () => {

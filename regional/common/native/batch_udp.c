@@ -1,6 +1,7 @@
-// Batched UDP for the relay's data path: one socket per handle, readiness from a uv_poll on the
-// libuv loop of the calling thread (main or worker thread), recvmmsg into preallocated slots and
-// sendmmsg from slots + headers described by the JS side. It decides nothing: the JS engine sees
+// Batched UDP for the relay's data path and the transceiver's backbone socket: one socket per
+// handle, readiness from a uv_poll on the libuv loop of the calling thread (main or worker
+// thread), recvmmsg into preallocated slots and sendmmsg from slots + headers (or the caller's
+// memory) described by the JS side. It decides nothing: the JS engine sees
 // each batch, then fills the outgoing batches in place. Errors on the data path are counted in
 // the handle's stats array, never thrown; only setup errors (socket, bind, connect) throw.
 #include "sock.h"
@@ -210,6 +211,7 @@ static napi_value js_create(napi_env env, napi_callback_info info) {
   s->gcount = calloc(batch, sizeof *s->gcount);
   s->gfirst = calloc(batch, sizeof *s->gfirst);
   s->gso = gso;
+  s->gso_max_seg = GSO_MAX_SEG;
   if (!s->slots || !s->slot_refs || !s->bigs || !s->big_refs || !s->is_big || !s->rmsg || !s->riov || !s->raddr || !s->tmsg || !s->tiov || !s->taddr || !s->gmsg || !s->giov ||
       !s->gctl || !s->gcount || !s->gfirst) {
     close(fd);
@@ -268,36 +270,56 @@ static void on_poll(uv_poll_t *h, int status, int events) {
   napi_env env = s->env;
   napi_handle_scope scope;
   if (napi_open_handle_scope(env, &scope) != napi_ok) return;
-  napi_value cb, recv, arg, res;
+  napi_value cb, recv, args[2], res;
   napi_get_reference_value(env, s->cb_ref, &cb);
   napi_get_reference_value(env, s->self_ref, &recv);
-  for (int round = 0; round < RX_ROUNDS && !s->closing; round++) {
+  int fatal = 0;
+  for (int round = 0; round < RX_ROUNDS && !s->closing && !fatal; round++) {
     uint32_t n = recv_batch(s);
     if (n == 0) break;
-    napi_create_uint32(env, n, &arg);
-    napi_status st = napi_make_callback(env, s->actx, recv, cb, 1, &arg, &res);
-    if (st == napi_pending_exception) {
-      napi_value exc;
-      napi_get_and_clear_last_exception(env, &exc);
-      napi_fatal_exception(env, exc);
-      break;
+    /* A resumable handler may stop after datagram k-1 and return k: the rest of the batch comes in
+     * another callback, after the nextTicks and promise continuations the first one queued (each
+     * callback from here is outermost, so Node runs them when it returns), as dgram runs them
+     * between datagrams. Anything else it returns (undefined) means the batch is done. */
+    uint32_t from = 0;
+    while (from < n && !s->closing) {
+      napi_create_uint32(env, n, &args[0]);
+      napi_create_uint32(env, from, &args[1]);
+      napi_status st = napi_make_callback(env, s->actx, recv, cb, 2, args, &res);
+      if (st == napi_pending_exception) {
+        napi_value exc;
+        napi_get_and_clear_last_exception(env, &exc);
+        napi_fatal_exception(env, exc);
+        fatal = 1;
+        break;
+      }
+      uint32_t next;
+      if (!s->resumable || st != napi_ok || napi_get_value_uint32(env, res, &next) != napi_ok || next <= from ||
+          next >= n)
+        break;
+      from = next;
     }
     if (n < s->batch) break;
   }
   napi_close_handle_scope(env, scope);
 }
 
-/* start(handle, onBatch(count)) */
+/* start(handle, onBatch(count, from), resumable?): onBatch handles datagrams from..count-1; a
+ * resumable one may return where to go on (see on_poll). */
 static napi_value js_start(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
+  size_t argc = 3;
+  napi_value argv[3];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  sock_t *s = argc == 2 ? unwrap(env, argv[0]) : NULL;
-  if (!s) return throw_type(env, "start(handle, callback)");
+  sock_t *s = argc == 2 || argc == 3 ? unwrap(env, argv[0]) : NULL;
+  if (!s) return throw_type(env, "start(handle, callback, resumable?)");
   if (s->closing || s->polling) return NULL;
   napi_valuetype t;
   napi_typeof(env, argv[1], &t);
   if (t != napi_function) return throw_type(env, "callback must be a function");
+  bool resumable = false;
+  if (argc == 3 && napi_get_value_bool(env, argv[2], &resumable) != napi_ok)
+    return throw_type(env, "resumable must be a boolean");
+  s->resumable = resumable;
   napi_create_reference(env, argv[1], 1, &s->cb_ref);
   napi_create_reference(env, argv[0], 1, &s->self_ref); /* polling keeps the handle alive */
   napi_value name;
@@ -490,5 +512,9 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
       {"fd", NULL, js_fd, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
+  /* What this build can do, for JS that must not run on an older one (start's third argument). */
+  napi_value yes;
+  napi_get_boolean(env, true, &yes);
+  napi_set_named_property(env, exports, "resumableBatches", yes);
   return exports;
 }

@@ -8,10 +8,9 @@
 #include <netinet/udp.h>
 
 #define GSO_MAX_SEGS 64 /* UDP_MAX_SEGMENTS on older kernels */
-#define GSO_MAX_SEG 1400 /* segment (datagram) size that fits a 1500-byte MTU with IPv6 headers */
 #define GSO_MAX_BYTES 65000
 
-static size_t msg_bytes(const struct msghdr *h) {
+size_t msg_bytes(const struct msghdr *h) {
   size_t n = 0;
   for (size_t i = 0; i < h->msg_iovlen; i++) n += h->msg_iov[i].iov_len;
   return n;
@@ -29,7 +28,7 @@ uint32_t gso_trains(sock_t *t, uint32_t built) {
     const struct msghdr *first = &t->tmsg[i].msg_hdr;
     size_t seg = msg_bytes(first), total = seg;
     uint32_t j = i + 1;
-    if (seg > 0 && seg <= GSO_MAX_SEG) {
+    if (seg > 0 && seg <= t->gso_max_seg) {
       while (j < built && j - i < GSO_MAX_SEGS && same_peer(first, &t->tmsg[j].msg_hdr)) {
         size_t len = msg_bytes(&t->tmsg[j].msg_hdr);
         if (len > seg || len == 0 || total + len > GSO_MAX_BYTES) break;

@@ -61,7 +61,10 @@ interface Binding {
     stats: Float64Array,
     gso: boolean,
   ): Handle;
-  start(h: Handle, onBatch: (count: number) => void): void;
+  /** onBatch's return is read only when resumable: where to go on in the batch (see startResumable). */
+  start(h: Handle, onBatch: (count: number, from: number) => unknown, resumable?: boolean): void;
+  /** Set by builds whose `start` takes `resumable` (older ones throw on a third argument). */
+  readonly resumableBatches?: boolean;
   connect(h: Handle, host: string, port: number): void;
   flush(tx: Handle, rx: Handle, count: number): number;
   flushArena(tx: Handle, arena: Buffer, count: number): number;
@@ -100,6 +103,9 @@ export function loadBinding(): Binding | Error {
   }
   return cached;
 }
+
+/** Why an addon built before `start(..., resumable)` cannot serve a resumable handler. */
+export const RESUMABLE_MISSING = "addon predates resumable batches (rebuild it: npm run build:native)";
 
 export type IoMode = "batch" | "dgram";
 
@@ -211,6 +217,17 @@ export class BatchSocket {
   /** Starts reading; `onBatch(n)` runs with datagrams 0..n-1 in the slots. */
   start(onBatch: (count: number) => void): void {
     this.#b.start(this.#h, onBatch);
+  }
+
+  /**
+   * Starts reading with a handler that may stop early: `onBatch(n, from)` handles datagrams
+   * from..n-1 and may return k (from < k < n) to stop after datagram k-1; the addon then calls it
+   * again with `from` = k once Node has run the nextTicks and promise continuations the first
+   * call queued, as dgram runs them between two datagrams. Needs a build with resumableBatches.
+   */
+  startResumable(onBatch: (count: number, from: number) => number | undefined): void {
+    if (this.#b.resumableBatches !== true) throw new Error(RESUMABLE_MISSING);
+    this.#b.start(this.#h, onBatch, true);
   }
 
   /**

@@ -123,10 +123,13 @@ uint32_t recv_batch(sock_t *s) {
 }
 
 /* sendmmsg until all went, the buffer is full or (GSO) the kernel refuses a train. counts: datagrams
- * per message (NULL: one each). Returns datagrams sent; *refused: index of a refused GSO train, or n. */
-static uint32_t send_msgs(sock_t *t, struct mmsghdr *msgs, const uint16_t *counts, uint32_t n, uint32_t *refused) {
+ * per message (NULL: one each). Returns datagrams sent; *refused: index of a refused GSO train, or n,
+ * and *why its errno. */
+static uint32_t send_msgs(sock_t *t, struct mmsghdr *msgs, const uint16_t *counts, uint32_t n, uint32_t *refused,
+                          int *why) {
   uint32_t sent = 0, at = 0;
   *refused = n;
+  *why = 0;
   while (at < n && !t->closing) {
     int k = sendmmsg(t->fd, &msgs[at], n - at, MSG_DONTWAIT);
     t->stats[S_TX_CALLS]++;
@@ -144,8 +147,12 @@ static uint32_t send_msgs(sock_t *t, struct mmsghdr *msgs, const uint16_t *count
     t->stats[S_ERRNO] = e;
     if (e == ECONNREFUSED) t->stats[S_REFUSED]++;
     uint32_t c = counts ? counts[at] : 1;
-    if (c > 1 && (e == EIO || e == EINVAL || e == EOPNOTSUPP || e == ENOPROTOOPT)) {
-      *refused = at; /* no GSO here (device, route or kernel): the caller resends plainly */
+    /* No GSO here (device, route or kernel), or a segment longer than the route's MTU allows
+     * (EMSGSIZE on recent kernels, EINVAL on older ones) that a plain send fragments and delivers:
+     * the caller resends plainly. */
+    if (c > 1 && (e == EIO || e == EINVAL || e == EOPNOTSUPP || e == ENOPROTOOPT || e == EMSGSIZE)) {
+      *refused = at;
+      *why = e;
       break;
     }
     if (e == EAGAIN || e == EWOULDBLOCK || e == ENOBUFS) { /* kernel buffer full: the rest is lost */
@@ -181,18 +188,22 @@ static void build_msg(sock_t *t, uint32_t built, const uint32_t *m, uint32_t hdr
 /* Sends t->tmsg[0..built): as GSO trains where the socket may, else one message per datagram. */
 static uint32_t send_built(sock_t *t, uint32_t built) {
   uint32_t sent = 0, refused, from = 0;
+  int why;
   if (t->gso && built > 1) {
     uint32_t trains = gso_trains(t, built);
     if (trains < built) {
-      sent = send_msgs(t, t->gmsg, t->gcount, trains, &refused);
+      sent = send_msgs(t, t->gmsg, t->gcount, trains, &refused, &why);
       if (refused == trains) from = built;
       else {
-        t->gso = 0;
         from = t->gfirst[refused];
+        /* Too long for the route: later trains stay under this size (shorter ones still go). */
+        size_t seg = msg_bytes(&t->tmsg[from].msg_hdr);
+        if (why == EMSGSIZE && seg > 1) t->gso_max_seg = (uint32_t)seg - 1;
+        else t->gso = 0;
       }
     }
   }
-  if (from < built) sent += send_msgs(t, &t->tmsg[from], NULL, built - from, &refused);
+  if (from < built) sent += send_msgs(t, &t->tmsg[from], NULL, built - from, &refused, &why);
   t->stats[S_TX] += sent;
   return sent;
 }

@@ -22,6 +22,7 @@
 #define FLAG_TRUNCATED 1u
 #define FLAG_BIG 2u /* longer than a slot: the whole datagram is in its big slot */
 #define NO_HEADER 0xffffffffu
+#define GSO_MAX_SEG 1400 /* segment (datagram) size that fits a 1500-byte MTU with IPv6 headers */
 
 /* Indices of the stats Float64Array (mirrored in native/index.ts). */
 enum { S_RX, S_RX_BATCHES, S_RX_TRUNC, S_RX_ERR, S_TX, S_TX_BLOCKED, S_TX_ERR, S_TX_CALLS, S_ERRNO, S_TX_GSO, S_REFUSED, S_COUNT };
@@ -36,6 +37,7 @@ typedef struct sock_s {
   int handle_closed;
   int finalized;
   int polling;
+  int resumable; /* start(..., true): the handler may stop early and name where to go on */
   uint32_t batch;
   uint32_t slot_bytes;
   uint32_t big_bytes;
@@ -61,6 +63,7 @@ typedef struct sock_s {
   struct sockaddr_storage *taddr;
   /* UDP GSO trains (gso.c): several same-length datagrams to one peer as one send. */
   int gso;
+  uint32_t gso_max_seg; /* longest datagram put in a train: lowered when a route's MTU refuses one */
   struct mmsghdr *gmsg;
   struct iovec *giov;
   uint8_t *gctl;
@@ -78,6 +81,8 @@ uint32_t flush_batch(sock_t *t, sock_t *r, uint32_t n);
 uint32_t flush_arena(sock_t *t, uint8_t *base, size_t cap, uint32_t n);
 /* Groups t->tmsg[0..built) into GSO trains in t->gmsg; returns the number of trains. */
 uint32_t gso_trains(sock_t *t, uint32_t built);
+/* Bytes of one message (the sum of its iovecs). */
+size_t msg_bytes(const struct msghdr *h);
 /* One datagram from caller memory; 1 sent, 0 not (counted). */
 uint32_t send_one(sock_t *s, const uint8_t *data, uint32_t len, uint32_t fam, uint32_t port, const uint32_t *addr);
 

@@ -19,7 +19,6 @@ export const DROP_REASONS = [
   "path_cap",
   "path_unvalidated",
   "path_in_use",
-  "io_backlog",
   "srtp_replay",
   "srtcp_replay",
 ] as const;

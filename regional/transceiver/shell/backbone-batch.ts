@@ -26,14 +26,6 @@ import { type Destination, RelayAddresses } from "./relay-addresses.ts";
 const BATCH = 64;
 /** Memory the queued datagrams are packed into; a flush empties it. */
 const ARENA_BYTES = 256 * 1024;
-/** Frames held behind a handshake datagram at most (a few batches' worth); beyond, dropped. */
-const MAX_BACKLOG = 4096;
-
-interface Held {
-  frame: Buffer;
-  host: string;
-  port: number;
-}
 
 export class BatchBackboneSocket implements Backbone {
   readonly #sockets: BatchSocket[];
@@ -50,7 +42,6 @@ export class BatchBackboneSocket implements Backbone {
   #closed = false;
   #mux: Mux | undefined;
   readonly #addresses: RelayAddresses;
-  readonly #backlog: Held[] = [];
 
   private constructor(
     sockets: BatchSocket[],
@@ -88,7 +79,7 @@ export class BatchBackboneSocket implements Backbone {
       throw e;
     }
     const b = new BatchBackboneSocket(sockets, clusterId, transceiverId, metrics);
-    for (const s of sockets) s.start((n) => b.#onBatch(s, n));
+    for (const s of sockets) s.startResumable((n, from) => b.#onBatch(s, n, from));
     return b;
   }
 
@@ -123,49 +114,35 @@ export class BatchBackboneSocket implements Backbone {
     return { send: (header, payload) => d !== undefined && this.#queue(header, payload, d, port) };
   }
 
-  #onBatch(s: BatchSocket, n: number): void {
+  /**
+   * Datagrams from..n-1 of a batch, up to and including the first STUN or DTLS handshake one:
+   * werift reacts to those partly in promise continuations (ICE state, and the handshake's end
+   * installs the SRTP keys), which on dgram run before the next datagram's callback. Returning
+   * the index after it has the addon call again for the rest once they have run (the end of a
+   * native callback runs them), so what follows it sees their effect.
+   */
+  #onBatch(s: BatchSocket, n: number, from: number): number | undefined {
     const meta = s.rxMeta;
-    const backlog = this.#backlog;
+    let i = from;
     this.#inBatch = true;
-    for (let i = 0; i < n; i++) {
+    while (i < n && !this.#closed) {
       const o = i * RX_META;
-      const len = meta[o]!;
+      const msg = s.datagram(i++);
       if ((meta[o + 1]! & FLAG_TRUNCATED) !== 0) {
         this.#metrics.drops.bad_frame.inc();
         continue;
       }
-      const port = meta[o + 3]!;
       const host =
         meta[o + 2] === 4 ? this.#addresses.host4(meta[o + 4]!) : this.#addresses.host6(s.rxMetaBytes, o);
-      const msg = s.datagram(i);
-      if (backlog.length > 0) this.#hold(msg, len, host, port);
-      else if (this.#dispatch(msg, len, host, port, false) && i + 1 < n) {
-        // The rest waits for the promise continuations this datagram started (see #dispatch).
-        for (let j = i + 1; j < n; j++) {
-          const oj = j * RX_META;
-          if ((meta[oj + 1]! & FLAG_TRUNCATED) !== 0) this.#metrics.drops.bad_frame.inc();
-          else {
-            const hj =
-              meta[oj + 2] === 4
-                ? this.#addresses.host4(meta[oj + 4]!)
-                : this.#addresses.host6(s.rxMetaBytes, oj);
-            this.#hold(s.datagram(j), meta[oj]!, hj, meta[oj + 3]!);
-          }
-        }
-        break;
-      }
+      if (this.#dispatch(msg, meta[o]!, host, meta[o + 3]!)) break;
     }
     this.#inBatch = false;
     this.#flush();
+    return i < n && !this.#closed ? i : undefined;
   }
 
-  /**
-   * One frame: ping → pong, data → the mux. Returns true after a STUN or DTLS handshake datagram:
-   * werift reacts to those partly in promise continuations (ICE state, and the handshake's end
-   * installs the SRTP keys), which on dgram run before the next datagram's callback. Frames after
-   * it in the batch are held until they have run.
-   */
-  #dispatch(msg: Buffer, len: number, host: string, port: number, owned: boolean): boolean {
+  /** One frame: ping → pong, data → the mux. True after a STUN or DTLS handshake datagram. */
+  #dispatch(msg: Buffer, len: number, host: string, port: number): boolean {
     const h = this.#header;
     if (decodeFrameHeader(msg, len, h) !== "ok") {
       this.#metrics.drops.bad_frame.inc();
@@ -188,13 +165,9 @@ export class BatchBackboneSocket implements Backbone {
     }
     const mux = this.#mux;
     if (mux === undefined) return false;
-    let payload: Buffer;
-    if (owned) payload = msg.subarray(FRAME_HEADER_BYTES, len);
-    else {
-      // The slot is refilled by the next batch, and werift may keep what it is handed: a copy.
-      payload = Buffer.allocUnsafe(len - FRAME_HEADER_BYTES);
-      msg.copy(payload, 0, FRAME_HEADER_BYTES, len);
-    }
+    // The slot is refilled by the next batch, and werift may keep what it is handed: a copy.
+    const payload = Buffer.allocUnsafe(len - FRAME_HEADER_BYTES);
+    msg.copy(payload, 0, FRAME_HEADER_BYTES, len);
     mux.handle(payload, h, host, port);
     // STUN (0-3) and DTLS change cipher spec, alert, handshake (20-22); not RTP, RTCP or
     // application data (the data channel: 23), which do not change what the next datagram needs.
@@ -202,40 +175,16 @@ export class BatchBackboneSocket implements Backbone {
     return b <= 3 || (b >= 20 && b <= 22);
   }
 
-  #hold(msg: Buffer, len: number, host: string, port: number): void {
-    const q = this.#backlog;
-    if (q.length >= MAX_BACKLOG) {
-      this.#metrics.drops.io_backlog.inc();
-      return;
-    }
-    const frame = Buffer.allocUnsafe(len);
-    msg.copy(frame, 0, 0, len);
-    q.push({ frame, host, port });
-    if (q.length === 1) setImmediate(this.#drainBacklog);
-  }
-
-  /** Hands held frames over in order, stopping again after each datagram that needs a turn. */
-  readonly #drainBacklog = (): void => {
-    const q = this.#backlog;
-    let i = 0;
-    this.#inBatch = true;
-    while (i < q.length && !this.#closed) {
-      const f = q[i++]!;
-      if (this.#dispatch(f.frame, f.frame.length, f.host, f.port, true)) break;
-    }
-    q.splice(0, this.#closed ? q.length : i);
-    this.#inBatch = false;
-    this.#flush();
-    if (q.length > 0) setImmediate(this.#drainBacklog);
-  };
-
   /** Packs header + payload into the arena and queues it; returns its arena offset (-1: not sent). */
   #queue(header: Uint8Array, payload: Uint8Array, d: Destination, port: number): number {
     if (this.#closed) return -1;
     const len = header.length + payload.length;
     const out = this.#out;
     if (len > ARENA_BYTES - this.#used || out.txCount >= out.batch) this.#flush();
-    if (len > ARENA_BYTES) return -1; // longer than any UDP datagram
+    if (len > ARENA_BYTES) {
+      out.stats[Stat.txErrors]!++; // longer than any UDP datagram: counted as the kernel's EMSGSIZE would be
+      return -1;
+    }
     const at = this.#used;
     this.#arena.set(header, at);
     this.#arena.set(payload, at + header.length);

@@ -1,7 +1,7 @@
 // Chooses the backbone socket's datagram I/O (TRANSCEIVER_IO): the batched addon (recvmmsg /
 // sendmmsg, backbone-batch.ts) or Node's dgram (backbone.ts). "auto" takes the addon when it loads
 // and says why not otherwise; "batch" refuses to start without it.
-import { type IoMode, loadBinding } from "../../common/native/index.ts";
+import { type IoMode, loadBinding, RESUMABLE_MISSING } from "../../common/native/index.ts";
 import type { BackboneIo, TransceiverConfig } from "../config.ts";
 import type { TransceiverMetrics } from "../metrics.ts";
 import { type Backbone, BackboneSocket } from "./backbone.ts";
@@ -18,10 +18,13 @@ export interface OpenedBackbone {
 
 export function chooseBackboneIo(want: BackboneIo, binding = loadBinding()): { io: IoMode; reason: string } {
   if (want === "dgram") return { io: "dgram", reason: "TRANSCEIVER_IO=dgram" };
-  if (!(binding instanceof Error))
+  // The shell needs start(..., resumable) (backbone-batch.ts); an addon built before it is as good as none.
+  const b =
+    binding instanceof Error || binding.resumableBatches === true ? binding : new Error(RESUMABLE_MISSING);
+  if (!(b instanceof Error))
     return { io: "batch", reason: want === "batch" ? "TRANSCEIVER_IO=batch" : "addon loaded" };
-  if (want === "batch") throw new Error(`TRANSCEIVER_IO=batch: ${binding.message}`);
-  return { io: "dgram", reason: binding.message };
+  if (want === "batch") throw new Error(`TRANSCEIVER_IO=batch: ${b.message}`);
+  return { io: "dgram", reason: b.message };
 }
 
 export async function openBackbone(
