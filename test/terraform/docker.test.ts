@@ -43,6 +43,7 @@ const IMAGES = [
     file: "Dockerfile.relay",
     program: "regional/relay",
     entry: "regional/relay/main.ts",
+    io: "GR_RELAY_IO=batch",
     portEnv: "ADMIN_PORT",
     portValue: (port: number) => String(port),
   },
@@ -50,6 +51,7 @@ const IMAGES = [
     file: "Dockerfile.transceiver",
     program: "regional/transceiver",
     entry: "regional/transceiver/main.ts",
+    io: "TRANSCEIVER_IO=batch",
     portEnv: "TRANSCEIVER_HTTP",
     portValue: (port: number) => `127.0.0.1:${port}`,
   },
@@ -68,7 +70,7 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-describe.each(IMAGES)("$file (static)", ({ file, program, entry, portEnv, portValue }) => {
+describe.each(IMAGES)("$file (static)", ({ file, program, entry, io, portEnv, portValue }) => {
   const d = readDockerfile(file);
   const final = d.stages.at(-1)!;
 
@@ -94,6 +96,24 @@ describe.each(IMAGES)("$file (static)", ({ file, program, entry, portEnv, portVa
     expect(final.some((l) => l.startsWith("HEALTHCHECK "))).toBe(true);
     expect(final.find((l) => l.startsWith("CMD "))).toBe(`CMD ["node", "${entry}"]`);
     expect(final).toContain("STOPSIGNAL SIGTERM");
+  });
+
+  it("builds the batched UDP addon in a stage of its own, ships only the module, and requires it", () => {
+    const native = d.stages.find((st) => /^FROM \$\{NODE_IMAGE\} AS native$/.test(st[0]!))!;
+    expect(native).toBeDefined();
+    expect(native.some((l) => /apt-get install .*\bg\+\+/.test(l) && l.includes("python3"))).toBe(true);
+    expect(native).toContain(
+      "RUN rm -rf regional/common/native/build && node regional/common/native/build.ts --strict",
+    );
+    expect(final.some((l) => l.includes("apt-get"))).toBe(false);
+    expect(final).toContain(
+      "COPY --from=native /app/regional/common/native/build/Release/batch_udp.node ./regional/common/native/build/Release/batch_udp.node",
+    );
+    // Without the module the process refuses to start rather than run on dgram unnoticed.
+    expect(final.find((l) => l.startsWith("ENV "))).toContain(io);
+    const ignore = readFileSync(join(REPO, "regional", `${file}.dockerignore`), "utf8");
+    expect(ignore).toMatch(/^regional\/common\/native\/build$/m);
+    expect(existsSync(join(REPO, "regional/common/native/build.ts"))).toBe(true);
   });
 
   it("copies code that exists, and its .dockerignore lets exactly that through", () => {
