@@ -16,7 +16,7 @@ function say(level: "info" | "warn", msg: string, fields: Record<string, unknown
 }
 
 function give(msg: string, fields: Record<string, unknown> = {}): never {
-  say("warn", `${msg}; the relay will run on dgram`, fields);
+  say("warn", `${msg}; the relay and the transceiver will run on dgram`, fields);
   process.exit(strict ? 1 : 0);
 }
 
