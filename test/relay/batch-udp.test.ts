@@ -96,7 +96,7 @@ describe("batched UDP addon", () => {
       });
     const soft = build([]);
     expect(soft.status).toBe(0);
-    expect(soft.stderr).toMatch(/"msg":"no C compiler \(cc\); the relay will run on dgram"/);
+    expect(soft.stderr).toMatch(/"msg":"no C compiler \(cc\); the relay and the transceiver will run on dgram"/);
     expect(build(["--strict"]).status).toBe(1);
   });
 
