@@ -131,7 +131,9 @@ export class Transceiver implements ApiHost {
     const opened = await openBackbone(config, t.metrics);
     t.#socket = opened.socket;
     t.metrics.datagramIo(opened.io, opened.totals);
-    t.log.info("backbone datagram I/O", { io: opened.io, reason: opened.reason });
+    // Falling back to dgram (no addon) is a warning, as for the relay: about half the rate per core.
+    const fellBack = opened.io === "dgram" && config.io === "auto";
+    t.log[fellBack ? "warn" : "info"]("backbone datagram I/O", { io: opened.io, reason: opened.reason });
     warnAtStart(config, t.log, t.#socket.receiveBufferBytes, opened.io);
     if (config.conference) {
       const ids = { clusterId: config.clusterId, transceiverId: config.transceiverId };
