@@ -11,7 +11,7 @@ import {
   Registry,
 } from "../common/metrics.ts";
 import type { IoMode } from "../common/native/index.ts";
-import { ioMetrics } from "../common/native/io-metrics.ts";
+import { ioMetrics, TRANSCEIVER_IO_METRICS } from "../common/native/io-metrics.ts";
 
 export const SETUP_STAGES = [
   "offer_to_answer",
@@ -179,7 +179,7 @@ export class TransceiverMetrics {
 
   /** Registers gr_transceiver_io_mode and, on the batched path, the addon's counters (read at scrape). */
   datagramIo(io: IoMode, totals: (() => Float64Array) | undefined): void {
-    const update = ioMetrics(this.registry, io, "gr_transceiver");
+    const update = ioMetrics(this.registry, io, TRANSCEIVER_IO_METRICS);
     if (totals !== undefined) this.#beforeRender = () => update(totals());
   }
 

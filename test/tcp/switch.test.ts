@@ -87,6 +87,8 @@ afterAll(async () => {
   await agent?.close();
 });
 
+let talker: Talker | undefined;
+
 /** Moves the network, waits for the session's path to follow, then talks for a while. */
 async function phase(move: () => Promise<void>, tag: number): Promise<{ sent: number; echoed: number }> {
   await move();
@@ -97,7 +99,9 @@ async function phase(move: () => Promise<void>, tag: number): Promise<{ sent: nu
     `session on port ${port}`,
     30_000,
   );
-  const talker = new Talker(client);
+  // One talker for the whole call: its RTP numbering goes on across phases, as a client's does
+  // (starting again at 0 would reuse SRTP indices, which the replay window drops).
+  talker ??= new Talker(client);
   talker.start(tag);
   await new Promise((r) => setTimeout(r, 2_000));
   return talker.stop();

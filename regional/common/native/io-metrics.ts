@@ -14,25 +14,34 @@ const EVENTS: [string, number][] = [
   ["connection_refused", Stat.refused],
 ];
 
+export interface IoMetricNames {
+  mode: string;
+  events: string;
+}
+export const RELAY_IO_METRICS: IoMetricNames = {
+  mode: "gr_relay_io_mode",
+  events: "gr_relay_io_events_total",
+};
+export const TRANSCEIVER_IO_METRICS: IoMetricNames = {
+  mode: "gr_transceiver_io_mode",
+  events: "gr_transceiver_io_events_total",
+};
+
 /** Registers the families; returns the scrape-time update from the addon's totals (by Stat index). */
 export function ioMetrics(
   r: Registry,
   io: IoMode,
-  prefix: "gr_relay" | "gr_transceiver" = "gr_relay",
+  names: IoMetricNames = RELAY_IO_METRICS,
 ): (totals: Float64Array) => void {
   const mode = r.gauge(
-    `${prefix}_io_mode`,
+    names.mode,
     "Workers (or sockets) on each datagram I/O: batch (recvmmsg/sendmmsg) or dgram",
     ["mode"],
   );
   mode.with({ mode: "batch" }).set(io === "batch" ? 1 : 0);
   mode.with({ mode: "dgram" }).set(io === "dgram" ? 1 : 0);
   if (io !== "batch") return () => {};
-  const ev = r.counter(
-    `${prefix}_io_events_total`,
-    "Batched I/O events: batches, system calls, datagrams lost",
-    ["event"],
-  );
+  const ev = r.counter(names.events, "Batched I/O events: batches, system calls, datagrams lost", ["event"]);
   const handles = EVENTS.map(([event, i]) => [ev.with({ event }), i] as const);
   return (totals) => {
     for (const [h, i] of handles) if (totals[i]! > h.value) h.inc(totals[i]! - h.value);
