@@ -96,7 +96,9 @@ describe("batched UDP addon", () => {
       });
     const soft = build([]);
     expect(soft.status).toBe(0);
-    expect(soft.stderr).toMatch(/"msg":"no C compiler \(cc\); the relay and the transceiver will run on dgram"/);
+    expect(soft.stderr).toMatch(
+      /"msg":"no C compiler \(cc\); the relay and the transceiver will run on dgram"/,
+    );
     expect(build(["--strict"]).status).toBe(1);
   });
 
@@ -286,7 +288,8 @@ describe("batched UDP addon", () => {
 
   // A network namespace of the test's own (user namespaces), where loopback's MTU can be lowered.
   const netns = spawnSync("unshare", ["-rn", "true"]).status === 0;
-  it.skipIf(!netns)(
+  // Skipped only outside CI: in CI a missing user namespace fails the test instead.
+  it.skipIf(!netns && !process.env.CI)(
     "resends a GSO train too long for the route's MTU plainly, and keeps GSO for shorter ones",
     () => {
       const child = join(import.meta.dirname, "gso-mtu-child.ts");

@@ -24,6 +24,10 @@ import { until } from "../support/wait.ts";
 import { randomKeyring } from "./helpers/harness.ts";
 
 const IO = process.env.TRANSCEIVER_IO === "dgram" ? "dgram" : "batch";
+/** A test of the batched path itself: registered only where it runs (the main project). */
+const batchOnly = (name: string, fn: () => Promise<void>): void => {
+  if (IO === "batch") it(name, fn);
+};
 
 interface Received {
   payload: Buffer;
@@ -208,19 +212,16 @@ describe(`backbone datagram I/O (${IO})`, () => {
     expect(s.fromRelay[1]!.subarray(FRAME_HEADER_BYTES).toString()).toBe("back");
   });
 
-  it.runIf(IO === "batch")(
-    "counts a send longer than any datagram instead of losing it silently",
-    async () => {
-      const s = await setUp();
-      s.socket.send(
-        Buffer.alloc(FRAME_HEADER_BYTES),
-        Buffer.alloc(300_000),
-        s.relay.address().port,
-        "127.0.0.1",
-      );
-      expect(s.metrics.render()).toMatch(/gr_transceiver_io_events_total\{event="tx_errors"\} 1\b/);
-    },
-  );
+  batchOnly("counts a send longer than any datagram instead of losing it silently", async () => {
+    const s = await setUp();
+    s.socket.send(
+      Buffer.alloc(FRAME_HEADER_BYTES),
+      Buffer.alloc(300_000),
+      s.relay.address().port,
+      "127.0.0.1",
+    );
+    expect(s.metrics.render()).toMatch(/gr_transceiver_io_events_total\{event="tx_errors"\} 1\b/);
+  });
 
   it("drops and counts frames for another transceiver and garbage, and keeps serving", async () => {
     const s = await setUp(2);
@@ -233,40 +234,37 @@ describe(`backbone datagram I/O (${IO})`, () => {
     expect(s.metrics.drops.wrong_transceiver.value).toBe(1);
   });
 
-  it.runIf(IO === "batch")(
-    "has every send on the wire within one event-loop turn, wherever it was made",
-    async () => {
-      // The kernel has taken a datagram once the addon counts it sent (stats tx). Each probe sends,
-      // then queues a setImmediate behind the flush that send scheduled (or behind the end of the
-      // receive callback it was made in): by then it must be counted.
-      const s = await setUp();
-      const header = Buffer.alloc(FRAME_HEADER_BYTES, 7);
-      const rp = s.relay.address().port;
-      const sent = () => s.totals!()[Stat.tx]!;
-      const probe = () =>
-        new Promise<number>((resolve) => {
-          const before = sent();
-          s.socket.send(header, Buffer.from("probe"), rp, "127.0.0.1");
-          setImmediate(() => resolve(sent() - before));
-        });
-      const from = (schedule: (f: () => void) => void) =>
-        new Promise<number>((resolve) => schedule(() => void probe().then(resolve)));
-      const got: Record<string, number> = {};
-      got.timer = await from((f) => setTimeout(f, 1));
-      got.immediate = await from((f) => setImmediate(f));
-      got.microtask = await from((f) => queueMicrotask(f));
-      // inside a receive callback, and in a continuation it started (what werift's handshake code does)
-      got.receive = await from((f) => {
-        s.hooks.onFrame = f;
-        s.send(frame(FrameType.data, 1, Uint8Array.of(0x80)));
+  batchOnly("has every send on the wire within one event-loop turn, wherever it was made", async () => {
+    // The kernel has taken a datagram once the addon counts it sent (stats tx). Each probe sends,
+    // then queues a setImmediate behind the flush that send scheduled (or behind the end of the
+    // receive callback it was made in): by then it must be counted.
+    const s = await setUp();
+    const header = Buffer.alloc(FRAME_HEADER_BYTES, 7);
+    const rp = s.relay.address().port;
+    const sent = () => s.totals!()[Stat.tx]!;
+    const probe = () =>
+      new Promise<number>((resolve) => {
+        const before = sent();
+        s.socket.send(header, Buffer.from("probe"), rp, "127.0.0.1");
+        setImmediate(() => resolve(sent() - before));
       });
-      got.continuation = await from((f) => {
-        s.hooks.onFrame = () => void Promise.resolve().then(f);
-        s.send(frame(FrameType.data, 1, Uint8Array.of(0x16, 0xfe, 0xfd)));
-      });
-      expect(got).toEqual({ timer: 1, immediate: 1, microtask: 1, receive: 1, continuation: 1 });
-    },
-  );
+    const from = (schedule: (f: () => void) => void) =>
+      new Promise<number>((resolve) => schedule(() => void probe().then(resolve)));
+    const got: Record<string, number> = {};
+    got.timer = await from((f) => setTimeout(f, 1));
+    got.immediate = await from((f) => setImmediate(f));
+    got.microtask = await from((f) => queueMicrotask(f));
+    // inside a receive callback, and in a continuation it started (what werift's handshake code does)
+    got.receive = await from((f) => {
+      s.hooks.onFrame = f;
+      s.send(frame(FrameType.data, 1, Uint8Array.of(0x80)));
+    });
+    got.continuation = await from((f) => {
+      s.hooks.onFrame = () => void Promise.resolve().then(f);
+      s.send(frame(FrameType.data, 1, Uint8Array.of(0x16, 0xfe, 0xfd)));
+    });
+    expect(got).toEqual({ timer: 1, immediate: 1, microtask: 1, receive: 1, continuation: 1 });
+  });
 
   it("sends outside a receive batch (a timer, a backend message) in the same event-loop turn", async () => {
     const s = await setUp();
