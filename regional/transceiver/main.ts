@@ -33,7 +33,14 @@ const membership: MembershipStore = config.redisUrl
 const backend: BackendConnector = config.backendUrl.startsWith(INTERNAL_ECHO)
   ? inProcessEchoBackend(config.backendUrl)
   : webSocketBackend(config);
-const t = await startTransceiver(config, { log, membership, backend });
+let t: Awaited<ReturnType<typeof startTransceiver>>;
+try {
+  t = await startTransceiver(config, { log, membership, backend });
+} catch (e) {
+  // A port in use, TRANSCEIVER_IO=batch without the addon, ...: one structured line, exit 1.
+  log.error("start failed", { error: (e as Error).message });
+  process.exit(1);
+}
 let stopping = false;
 const exit = async (how: "drain" | "stop"): Promise<void> => {
   if (stopping && how === "drain") return;

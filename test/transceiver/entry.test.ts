@@ -2,6 +2,7 @@
 // name the variable, the ready line, SIGTERM drain and SIGINT stop; and the echo agent's delay.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { createSocket } from "node:dgram";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -216,6 +217,22 @@ describe("processes", () => {
     expect(await p.ready).toMatchObject({ msg: "ready", backend: "internal:echo?delay_ms=5" });
     p.child.kill("SIGINT");
     expect(await p.exited).toBe(0);
+  });
+
+  it("transceiver: a start that fails (its backbone port taken) is one JSON error line and exit 1", async () => {
+    const taken = createSocket("udp4");
+    await new Promise<void>((r) => taken.bind(0, "127.0.0.1", () => r()));
+    try {
+      const port = taken.address().port;
+      const p = run("regional/transceiver/main.ts", env({ TRANSCEIVER_UDP: `127.0.0.1:${port}` }));
+      expect(await p.exited).toBe(1);
+      const lines = p.stderr().trim().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0]!)).toMatchObject({ level: "error", msg: "start failed" });
+      expect(lines[0]).toMatch(/in use|EADDRINUSE/i);
+    } finally {
+      taken.close();
+    }
   });
 
   it("transceiver: exits 2 with the problems on stderr when misconfigured", async () => {
