@@ -242,6 +242,31 @@ describe("batched UDP addon", () => {
     expect(s.flushArena(arena)).toBe(0);
   });
 
+  it("rounds: with 1, the loop serves other work (a setImmediate) between two batches; with 8 it does not", async () => {
+    const run = async (rounds: number): Promise<boolean[]> => {
+      const s = sock({ batch: 16 });
+      let immediateRan = true;
+      const between: boolean[] = [];
+      let seen = 0;
+      s.startResumable((n) => {
+        between.push(immediateRan);
+        immediateRan = false;
+        setImmediate(() => {
+          immediateRan = true;
+        });
+        seen += n;
+        return undefined;
+      }, rounds);
+      const p = await peer();
+      // Queued before the socket's loop reads: 64 datagrams are 4 full batches of 16.
+      for (let i = 0; i < 64; i++) p.send(Buffer.alloc(8), s.address().port, "127.0.0.1");
+      await until(() => seen === 64, "64 datagrams");
+      return between;
+    };
+    expect((await run(1)).every((b) => b)).toBe(true);
+    expect((await run(8)).slice(1).some((b) => !b)).toBe(true);
+  });
+
   it("resumable handlers: the rest of a batch comes after the microtasks the first call queued", async () => {
     const s = sock();
     const calls: { from: number; n: number; ranBefore: boolean }[] = [];

@@ -274,7 +274,7 @@ static void on_poll(uv_poll_t *h, int status, int events) {
   napi_get_reference_value(env, s->cb_ref, &cb);
   napi_get_reference_value(env, s->self_ref, &recv);
   int fatal = 0;
-  for (int round = 0; round < RX_ROUNDS && !s->closing && !fatal; round++) {
+  for (uint32_t round = 0; round < s->rx_rounds && !s->closing && !fatal; round++) {
     uint32_t n = recv_batch(s);
     if (n == 0) break;
     /* A resumable handler may stop after datagram k-1 and return k: the rest of the batch comes in
@@ -304,22 +304,28 @@ static void on_poll(uv_poll_t *h, int status, int events) {
   napi_close_handle_scope(env, scope);
 }
 
-/* start(handle, onBatch(count, from), resumable?): onBatch handles datagrams from..count-1; a
- * resumable one may return where to go on (see on_poll). */
+/* start(handle, onBatch(count, from), resumable?, rounds?): onBatch handles datagrams
+ * from..count-1; a resumable one may return where to go on (see on_poll). rounds: batches read per
+ * readiness callback before the loop serves other handles (default RX_ROUNDS; 1 for a process
+ * whose timers and other sockets must not wait behind 8 batches). */
 static napi_value js_start(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3];
+  size_t argc = 4;
+  napi_value argv[4];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  sock_t *s = argc == 2 || argc == 3 ? unwrap(env, argv[0]) : NULL;
-  if (!s) return throw_type(env, "start(handle, callback, resumable?)");
+  sock_t *s = argc >= 2 && argc <= 4 ? unwrap(env, argv[0]) : NULL;
+  if (!s) return throw_type(env, "start(handle, callback, resumable?, rounds?)");
+  uint32_t rounds = RX_ROUNDS;
+  if (argc == 4 && (!get_u32(env, argv[3], &rounds) || rounds == 0 || rounds > 64))
+    return throw_type(env, "rounds must be an integer in 1..64");
   if (s->closing || s->polling) return NULL;
   napi_valuetype t;
   napi_typeof(env, argv[1], &t);
   if (t != napi_function) return throw_type(env, "callback must be a function");
   bool resumable = false;
-  if (argc == 3 && napi_get_value_bool(env, argv[2], &resumable) != napi_ok)
+  if (argc >= 3 && napi_get_value_bool(env, argv[2], &resumable) != napi_ok)
     return throw_type(env, "resumable must be a boolean");
   s->resumable = resumable;
+  s->rx_rounds = rounds;
   napi_create_reference(env, argv[1], 1, &s->cb_ref);
   napi_create_reference(env, argv[0], 1, &s->self_ref); /* polling keeps the handle alive */
   napi_value name;

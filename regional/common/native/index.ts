@@ -62,7 +62,12 @@ interface Binding {
     gso: boolean,
   ): Handle;
   /** onBatch's return is read only when resumable: where to go on in the batch (see startResumable). */
-  start(h: Handle, onBatch: (count: number, from: number) => unknown, resumable?: boolean): void;
+  start(
+    h: Handle,
+    onBatch: (count: number, from: number) => unknown,
+    resumable?: boolean,
+    rounds?: number,
+  ): void;
   /** Set by builds whose `start` takes `resumable` (older ones throw on a third argument). */
   readonly resumableBatches?: boolean;
   connect(h: Handle, host: string, port: number): void;
@@ -224,10 +229,12 @@ export class BatchSocket {
    * from..n-1 and may return k (from < k < n) to stop after datagram k-1; the addon then calls it
    * again with `from` = k once Node has run the nextTicks and promise continuations the first
    * call queued, as dgram runs them between two datagrams. Needs a build with resumableBatches.
+   * `rounds`: batches read per readiness callback before other handles run (default 8).
    */
-  startResumable(onBatch: (count: number, from: number) => number | undefined): void {
+  startResumable(onBatch: (count: number, from: number) => number | undefined, rounds?: number): void {
     if (this.#b.resumableBatches !== true) throw new Error(RESUMABLE_MISSING);
-    this.#b.start(this.#h, onBatch, true);
+    if (rounds === undefined) this.#b.start(this.#h, onBatch, true);
+    else this.#b.start(this.#h, onBatch, true, rounds);
   }
 
   /**

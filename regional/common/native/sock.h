@@ -18,7 +18,7 @@
 #define MAX_BATCH 1024
 #define RX_META 8 /* len, flags, family, port, addr[4] */
 #define TX_META 10 /* slot, offset, len, header, family, port, addr[4] */
-#define RX_ROUNDS 8 /* batches per readiness callback before yielding to other handles */
+#define RX_ROUNDS 8 /* batches per readiness callback before yielding to other handles (default) */
 #define FLAG_TRUNCATED 1u
 #define FLAG_BIG 2u /* longer than a slot: the whole datagram is in its big slot */
 #define NO_HEADER 0xffffffffu
@@ -38,6 +38,7 @@ typedef struct sock_s {
   int finalized;
   int polling;
   int resumable; /* start(..., true): the handler may stop early and name where to go on */
+  uint32_t rx_rounds; /* batches per readiness callback (start's 4th argument, else RX_ROUNDS) */
   uint32_t batch;
   uint32_t slot_bytes;
   uint32_t big_bytes;
