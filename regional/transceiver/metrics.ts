@@ -179,7 +179,7 @@ export class TransceiverMetrics {
 
   /** Registers gr_transceiver_io_mode and, on the batched path, the addon's counters (read at scrape). */
   datagramIo(io: IoMode, totals: (() => Float64Array) | undefined): void {
-    const update = ioMetrics(this.registry, io, TRANSCEIVER_IO_METRICS);
+    const update = ioMetrics(this.registry, io, TRANSCEIVER_IO_METRICS, { cluster: this.cluster });
     if (totals !== undefined) this.#beforeRender = () => update(totals());
   }
 

@@ -93,11 +93,13 @@ describe(`backbone datagram I/O (${IO})`, () => {
     const s = await setUp();
     expect(s.io).toBe(IO);
     const text = s.metrics.render();
-    expect(text).toContain(`gr_transceiver_io_mode{mode="${IO}"} 1`);
+    expect(text).toContain(`gr_transceiver_io_mode{cluster="3",mode="${IO}"} 1`);
     if (IO === "batch") {
       s.send(frame(FrameType.data, 1000, Buffer.from("x")));
       await until(() => s.received.length === 1, "frame received");
-      expect(s.metrics.render()).toMatch(/gr_transceiver_io_events_total\{event="rx_batches"\} [1-9]/);
+      expect(s.metrics.render()).toMatch(
+        /gr_transceiver_io_events_total\{cluster="3",event="rx_batches"\} [1-9]/,
+      );
     }
   });
 
@@ -220,7 +222,7 @@ describe(`backbone datagram I/O (${IO})`, () => {
       s.relay.address().port,
       "127.0.0.1",
     );
-    expect(s.metrics.render()).toMatch(/gr_transceiver_io_events_total\{event="tx_errors"\} 1\b/);
+    expect(s.metrics.render()).toMatch(/gr_transceiver_io_events_total\{cluster="3",event="tx_errors"\} 1\b/);
   });
 
   it("drops and counts frames for another transceiver and garbage, and keeps serving", async () => {

@@ -32,17 +32,23 @@ export function ioMetrics(
   r: Registry,
   io: IoMode,
   names: IoMetricNames = RELAY_IO_METRICS,
+  /** Labels every series carries before its own (the transceiver's `cluster`). */
+  base: Record<string, string> = {},
 ): (totals: Float64Array) => void {
+  const keys = Object.keys(base);
   const mode = r.gauge(
     names.mode,
     "Workers (or sockets) on each datagram I/O: batch (recvmmsg/sendmmsg) or dgram",
-    ["mode"],
+    [...keys, "mode"],
   );
-  mode.with({ mode: "batch" }).set(io === "batch" ? 1 : 0);
-  mode.with({ mode: "dgram" }).set(io === "dgram" ? 1 : 0);
+  mode.with({ ...base, mode: "batch" }).set(io === "batch" ? 1 : 0);
+  mode.with({ ...base, mode: "dgram" }).set(io === "dgram" ? 1 : 0);
   if (io !== "batch") return () => {};
-  const ev = r.counter(names.events, "Batched I/O events: batches, system calls, datagrams lost", ["event"]);
-  const handles = EVENTS.map(([event, i]) => [ev.with({ event }), i] as const);
+  const ev = r.counter(names.events, "Batched I/O events: batches, system calls, datagrams lost", [
+    ...keys,
+    "event",
+  ]);
+  const handles = EVENTS.map(([event, i]) => [ev.with({ ...base, event }), i] as const);
   return (totals) => {
     for (const [h, i] of handles) if (totals[i]! > h.value) h.inc(totals[i]! - h.value);
   };

@@ -32,25 +32,11 @@ export async function openBackbone(
   metrics: TransceiverMetrics,
 ): Promise<OpenedBackbone> {
   const { io, reason } = chooseBackboneIo(c.io);
+  const at = [c.udp, c.clusterId, c.transceiverId, metrics, c.socketBufferBytes, c.socketCount] as const;
   if (io === "batch") {
-    const b = BatchBackboneSocket.open(
-      c.udp,
-      c.clusterId,
-      c.transceiverId,
-      metrics,
-      c.socketBufferBytes,
-      c.socketCount,
-    );
+    const b = BatchBackboneSocket.open(...at);
     return { socket: b, io, reason, totals: () => b.totals() };
   }
-  const socket = await BackboneSocket.open(
-    c.udp,
-    c.clusterId,
-    c.transceiverId,
-    metrics,
-    c.socketBufferBytes,
-    c.socketCount,
-    c.connectRelays,
-  );
+  const socket = await BackboneSocket.open(...at, c.connectRelays);
   return { socket, io, reason, totals: undefined };
 }
