@@ -115,21 +115,23 @@ export const RESUMABLE_MISSING = "addon predates resumable batches (rebuild it: 
 export type IoMode = "batch" | "dgram";
 
 /**
- * GR_RELAY_IO: "batch" (the addon, an error if it is missing), "dgram" (Node's dgram), or unset /
- * "auto" (batch when the addon loads, else dgram with the reason).
+ * GR_RELAY_IO (or `variable`, e.g. TRANSCEIVER_IO): "batch" (the addon, an error if it is
+ * missing), "dgram" (Node's dgram), or unset / "auto" (batch when the addon loads, else dgram
+ * with the reason).
  */
 export function chooseIoMode(
   value: string | undefined,
   binding: Binding | Error = loadBinding(),
+  variable = "GR_RELAY_IO",
 ): { mode: IoMode; reason: string } {
   const v = value ?? "auto";
-  if (v === "dgram") return { mode: "dgram", reason: "GR_RELAY_IO=dgram" };
+  if (v === "dgram") return { mode: "dgram", reason: `${variable}=dgram` };
   if (v !== "batch" && v !== "auto")
-    throw new RangeError(`GR_RELAY_IO: must be "batch", "dgram" or "auto", got ${JSON.stringify(v)}`);
+    throw new RangeError(`${variable}: must be "batch", "dgram" or "auto", got ${JSON.stringify(v)}`);
   const b = binding;
   if (!(b instanceof Error))
-    return { mode: "batch", reason: v === "batch" ? "GR_RELAY_IO=batch" : "addon loaded" };
-  if (v === "batch") throw new Error(`GR_RELAY_IO=batch: ${b.message}`);
+    return { mode: "batch", reason: v === "batch" ? `${variable}=batch` : "addon loaded" };
+  if (v === "batch") throw new Error(`${variable}=batch: ${b.message}`);
   return { mode: "dgram", reason: b.message };
 }
 

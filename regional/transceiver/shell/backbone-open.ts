@@ -1,7 +1,7 @@
 // Chooses the backbone socket's datagram I/O (TRANSCEIVER_IO): the batched addon (recvmmsg /
 // sendmmsg, backbone-batch.ts) or Node's dgram (backbone.ts). "auto" takes the addon when it loads
 // and says why not otherwise; "batch" refuses to start without it.
-import { type IoMode, loadBinding, RESUMABLE_MISSING } from "../../common/native/index.ts";
+import { chooseIoMode, type IoMode, loadBinding, RESUMABLE_MISSING } from "../../common/native/index.ts";
 import type { BackboneIo, TransceiverConfig } from "../config.ts";
 import type { TransceiverMetrics } from "../metrics.ts";
 import { type Backbone, BackboneSocket } from "./backbone.ts";
@@ -17,14 +17,11 @@ export interface OpenedBackbone {
 }
 
 export function chooseBackboneIo(want: BackboneIo, binding = loadBinding()): { io: IoMode; reason: string } {
-  if (want === "dgram") return { io: "dgram", reason: "TRANSCEIVER_IO=dgram" };
   // The shell needs start(..., resumable) (backbone-batch.ts); an addon built before it is as good as none.
   const b =
     binding instanceof Error || binding.resumableBatches === true ? binding : new Error(RESUMABLE_MISSING);
-  if (!(b instanceof Error))
-    return { io: "batch", reason: want === "batch" ? "TRANSCEIVER_IO=batch" : "addon loaded" };
-  if (want === "batch") throw new Error(`TRANSCEIVER_IO=batch: ${b.message}`);
-  return { io: "dgram", reason: b.message };
+  const { mode, reason } = chooseIoMode(want, b, "TRANSCEIVER_IO");
+  return { io: mode, reason };
 }
 
 export async function openBackbone(
