@@ -13,6 +13,8 @@
 //   - a frame decoded "ok" re-encodes to the same 28 bytes
 //   - no hint verifies "ok" unless it is one of the hints this script minted (no forgery by mutation)
 // Conference frames (scripts/lib/fuzz-conference.ts): no throw, documented statuses, no forgery.
+// Shared backend messages (scripts/lib/fuzz-shared.ts): no throw, documented statuses, ok records
+// inside the message, the same walk on a copy, a message read whole re-encodes to itself.
 // Prints counts by status, and every finding with its seed and input; exits 1 on any finding.
 import { hmacSha1, nodeMac } from "../regional/common/hmac.ts";
 import { parseIpv4, parseIpv6, writeIpv4 } from "../shared/backbone/address.ts";
@@ -31,6 +33,7 @@ import { classifyDatagram, DATAGRAM_KIND_NAMES } from "../shared/stun/classify.t
 import { isStun, newStunView, readStun, StunAttr, type StunView } from "../shared/stun/reader.ts";
 import { encodeBindingRequest, encodeStunMessage } from "../shared/stun/writer.ts";
 import { ConferenceFuzz } from "./lib/fuzz-conference.ts";
+import { SharedFuzz } from "./lib/fuzz-shared.ts";
 
 // ---- options -------------------------------------------------------------------------------
 function option(name: string, fallback: number): number {
@@ -146,6 +149,10 @@ for (let i = 0; i < 64; i++) {
 const conference = new ConferenceFuzz(mac);
 corpus.push(...conference.corpus(80, below, randomBytes));
 
+// Shared backend connection messages (version 3: open, event, audio and close records)
+const shared = new SharedFuzz();
+corpus.push(...shared.corpus(40, below, randomBytes));
+
 // ---- generators ------------------------------------------------------------------------------
 const GENERATORS = [
   "random",
@@ -153,6 +160,7 @@ const GENERATORS = [
   "attribute-soup",
   "stun-header-random-body",
   "ufrag-mutated",
+  "shared-record-soup",
 ] as const;
 const genCounts = new Map<string, number>(GENERATORS.map((g) => [g, 0]));
 
@@ -300,9 +308,13 @@ function nextDatagram(): Uint8Array {
     if (b.length && chance(0.5)) b[0] = below(4); // make the STUN first-byte path likely
     return b;
   }
-  if (r < 65) {
+  if (r < 60) {
     genCounts.set("mutated", genCounts.get("mutated")! + 1);
     return mutate(corpus[below(corpus.length)]!);
+  }
+  if (r < 65) {
+    genCounts.set("shared-record-soup", genCounts.get("shared-record-soup")! + 1);
+    return shared.soup(below, randomBytes);
   }
   if (r < 75) {
     genCounts.set("ufrag-mutated", genCounts.get("ufrag-mutated")! + 1);
@@ -502,6 +514,7 @@ function checkOne(buf: Uint8Array, len: number): void {
   }
 
   conference.check(buf, len, check);
+  shared.check(buf, len, check);
 }
 
 // ---- run -------------------------------------------------------------------------------------
@@ -552,6 +565,8 @@ table("HintVerifier on a random 24-byte window", counts.hintWindow);
 table("decodeFrameHeader", counts.frame);
 table("readStun on frame payloads", counts.framePayloadStun);
 table("decodeConferenceFrame", conference.counts);
+table("SharedMessageReader (how each walk ended)", shared.counts);
+table("SharedMessageReader ok records", shared.records);
 const summary = {
   msg: "fuzz-summary",
   seed: SEED,

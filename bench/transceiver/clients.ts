@@ -6,8 +6,9 @@
 // clients send in-process and return the replies through one front socket, so the client process
 // gets out of the way of the server it measures.
 // Media: 50 packets/s per session of 120-byte (Opus-sized) payloads, 1 data-channel ping/s, from
-// one shared ticker. Echoed RTP is counted (and dropped) where it enters this process, in the
-// plumbing (both modes alike), so the clients spend no CPU decrypting echoes.
+// one shared ticker, the sessions spread over BENCH_PHASES slots of each 20 ms frame. Echoed
+// RTP is counted (and dropped) where it enters this process, in the plumbing (both modes alike),
+// so the clients spend no CPU decrypting echoes.
 // The clients use the fast AES-CM too (keeping werift's GCM-first offer, so the werift baseline
 // still negotiates its default AES-GCM): against the transceiver, which offers AES-CM alone,
 // werift's own AES-CM would make this process the bottleneck. For the same reason they send
@@ -24,6 +25,9 @@ import type { ClientSide, Leg } from "./proxy-dgram.ts";
 import { ipcSignal, type Signal, signedHttpSignal } from "./signal.ts";
 
 installFastSrtp("werift");
+
+/** BENCH_PHASES: slots of the 20 ms frame the sessions' sends are spread over (1: all at once). */
+const PHASES = Math.max(1, Math.min(20, Number(process.env.BENCH_PHASES ?? 1)));
 
 type Msg = { cmd: string; id?: number; sdp?: string; [k: string]: unknown };
 const send = (m: unknown): void => {
@@ -144,25 +148,35 @@ async function media(m: Msg): Promise<void> {
   };
   const echoed = (c: Client): number => c.leg?.echoes() ?? 0;
   const echoed0 = clients.map(echoed);
-  let tick = 0;
+  let slot = 0;
   let windowSent = 0;
   let windowOpen = false;
-  // Paced by the clock, not by the timer: a late timer sends what is due (at most 5 ticks at
+  // Paced by the clock, not by the timer: a late timer sends what is due (at most 20 slots at
   // once), so the offered rate stays 50 packets/s per session unless the process is starved.
+  // Sessions are spread over PHASES slots of the 20 ms frame (session i sends in slot i % PHASES)
+  // and their pings over the second, as independent clients are; with one phase (the default,
+  // as in every earlier run) each frame's packets of all sessions leave in one burst.
   const startAt = performance.now();
-  const timer = setInterval(() => {
-    const due = Math.min(5, Math.floor((performance.now() - startAt) / 20) - tick);
-    for (let k = 0; k < due; k++) {
-      tick++;
-      for (const c of clients) {
-        const seq = c.seq++;
-        c.sent++;
-        if (windowOpen) windowSent++;
-        c.out.send(111, seq & 0xffff, (seq * 960) >>> 0, false, payload(c, seq));
-        if (tick % 50 === 0 && c.dc.readyState === "open") c.dc.send('{"type":"ping"}');
+  const slotMs = 20 / PHASES;
+  const timer = setInterval(
+    () => {
+      const due = Math.min(20, Math.floor((performance.now() - startAt) / slotMs) - slot);
+      for (let k = 0; k < due; k++) {
+        const phase = slot % PHASES;
+        const frame = Math.floor(slot / PHASES);
+        slot++;
+        for (let i = phase; i < clients.length; i += PHASES) {
+          const c = clients[i]!;
+          const seq = c.seq++;
+          c.sent++;
+          if (windowOpen) windowSent++;
+          c.out.send(111, seq & 0xffff, (seq * 960) >>> 0, false, payload(c, seq));
+          if ((frame + i) % 50 === 0 && c.dc.readyState === "open") c.dc.send('{"type":"ping"}');
+        }
       }
-    }
-  }, 5);
+    },
+    Math.min(5, slotMs),
+  );
   await new Promise((r) => setTimeout(r, warmupMs));
   windowOpen = true;
   eld.reset();

@@ -8,7 +8,10 @@
 //
 // Env: BENCH_SESSIONS (150), BENCH_SECONDS (20), BENCH_CONCURRENCY (10), BENCH_LOAD (1: busy
 //      processes competing for the CPU during each mode's media window, 0 for none),
-//      BENCH_MODES ("gr-ws,gr-ws-dgram,gr-ws-x8,werift"). About 5 minutes.
+//      BENCH_MODES ("gr-ws,gr-ws-percall,gr-internal,werift"), BENCH_PHASES (1: every session sends
+//      in the same tick of each 20 ms frame, as in every run so far; N: spread over N slots, and
+//      the pings over the second).
+//      About 5 minutes.
 //      Client side (client-side.ts): BENCH_PROXY (auto: batched when the addon loads; dgram: a
 //      socket pair per session), BENCH_RELAY_SOURCES (8), BENCH_CLIENT_SEND (direct | socket).
 //      BENCH_PROFILE=dir / BENCH_PROFILE_ALL=dir: server CPU profiles; BENCH_PROFILE_CLIENTS=dir:
@@ -24,7 +27,9 @@
 //   N times the kernel receive buffering to ride out CPU starvation); -single  the echo agent
 //   refuses batches (one frame per WebSocket message, as before batching); -gcm  AES-GCM SRTP as
 //   werift prefers it (werift's cipher per packet); -cr  TRANSCEIVER_CONNECT_RELAYS=1; -dgram
-//   TRANSCEIVER_IO=dgram (Node's dgram instead of the batched addon, recvmmsg/sendmmsg).
+//   TRANSCEIVER_IO=dgram (Node's dgram instead of the batched addon, recvmmsg/sendmmsg);
+//   -percall  BACKEND_SHARED_CONNECTIONS=0 (one WebSocket per call, as before shared connections);
+//   -nogro  TRANSCEIVER_GRO=0 (the batched sockets read a relay's GSO train datagram by datagram).
 import { type ChildProcess, fork, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -36,7 +41,7 @@ const N = Number(process.env.BENCH_SESSIONS ?? 150);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 10);
 const LOAD = Number(process.env.BENCH_LOAD ?? 1);
-const MODES = (process.env.BENCH_MODES ?? "gr-ws,gr-ws-dgram,gr-ws-x8,werift")
+const MODES = (process.env.BENCH_MODES ?? "gr-ws,gr-ws-percall,gr-internal,werift")
   .split(",")
   .map((s) => s.trim());
 
@@ -132,6 +137,8 @@ interface Result {
   usPerEcho: number;
   eldP99Ms: number;
   eldMaxMs: number;
+  /** The server's garbage-collector pauses over the media window (ms). */
+  gcPauses: { count: number; totalMs: number; maxMs: number; over10Ms: number; majorMs: number };
   loss: number;
   worstSessionLoss: number;
   pongRatio: number;
@@ -176,6 +183,8 @@ async function runMode(mode: string): Promise<Result> {
       backend: agent ? agent.url : "internal:echo",
       sockets,
       connectRelays: mode.includes("-cr"),
+      sharedConnections: mode.includes("-percall") ? 0 : 4,
+      gro: !mode.includes("-nogro"),
       io: mode.includes("-dgram") ? "dgram" : "batch",
       srtpProfiles: mode.includes("-gcm") ? "werift" : "aes-cm-only",
     },
@@ -269,6 +278,12 @@ async function runMode(mode: string): Promise<Result> {
     usPerEcho: round(usPerEcho, 1),
     eldP99Ms: round(eldP99, 2),
     eldMaxMs: round(w1.eldMaxMs as number, 1),
+    gcPauses: ((g) => ({
+      ...g,
+      totalMs: round(g.totalMs, 1),
+      maxMs: round(g.maxMs, 1),
+      majorMs: round(g.majorMs, 1),
+    }))(w1.gcPauses as Result["gcPauses"]),
     loss: round(loss, 5),
     worstSessionLoss: round(media.worstSessionLoss as number, 4),
     pongRatio: round((media.pongs as number) / Math.max(1, n * Math.floor(SECONDS + 2)), 2),

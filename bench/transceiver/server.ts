@@ -1,7 +1,7 @@
 // Benchmark server process (forked by run.ts). Mode "gr": the real transceiver (shared socket,
 // signalling API; backend from BENCH_BACKEND). Mode "werift": baseline.ts, offers over IPC.
 // Answers {cmd:"stats"} with CPU, memory and event-loop delay of this process only.
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { createLogger } from "../../regional/common/log.ts";
 import { inProcessEchoBackend } from "../../regional/echo-agent/in-process.ts";
 import { configWithDefaults } from "../../regional/transceiver/config.ts";
@@ -16,6 +16,19 @@ const send = (m: unknown): void => {
 };
 const eld = monitorEventLoopDelay({ resolution: 5 });
 eld.enable();
+// Garbage-collector pauses since the last reset, beside the event-loop delay they cause part of.
+const noGcPauses = () => ({ count: 0, totalMs: 0, maxMs: 0, over10Ms: 0, majorMs: 0 });
+const gcPauses = noGcPauses();
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    gcPauses.count++;
+    // perf_hooks.constants.NODE_PERFORMANCE_GC_MAJOR (mark-compact), against scavenges and the rest.
+    if ((e as { detail?: { kind?: number } }).detail?.kind === 4) gcPauses.majorMs += e.duration;
+    gcPauses.totalMs += e.duration;
+    if (e.duration > gcPauses.maxMs) gcPauses.maxMs = e.duration;
+    if (e.duration > 10) gcPauses.over10Ms++;
+  }
+}).observe({ entryTypes: ["gc"] });
 let t: Transceiver | undefined;
 const baseline: BaselineSession[] = [];
 
@@ -47,6 +60,8 @@ async function start(m: Msg): Promise<void> {
         socketBufferBytes: 32 * 1024 * 1024,
         socketCount: Number(m.sockets ?? 1),
         connectRelays: m.connectRelays === true,
+        backendSharedConnections: Number(m.sharedConnections ?? 4),
+        gro: m.gro !== false,
         io: m.io === "dgram" ? "dgram" : "batch",
         srtpProfiles: m.srtpProfiles === "werift" ? "werift" : "aes-cm-only",
       }),
@@ -102,13 +117,17 @@ process.on("message", (m: Msg) => {
           eldP99Ms: eld.percentile(99) / 1e6,
           eldMaxMs: eld.max / 1e6,
           eldMeanMs: eld.mean / 1e6,
+          gcPauses: { ...gcPauses },
           sessions: t ? t.calls.size : baseline.length,
           drops: t ? Object.fromEntries(Object.entries(t.metrics.drops).map(([k, v]) => [k, v.value])) : {},
           backendDropped: t ? t.metrics.backendDroppedToBackend.value : 0,
           states: t ? countBy([...t.calls.values()].map((x) => x.state)) : {},
           ended: t ? countBy([...t.ended.values()].map((x) => x.status.endReason ?? "?")) : {},
         });
-        if (m.resetEld) eld.reset();
+        if (m.resetEld) {
+          eld.reset();
+          Object.assign(gcPauses, noGcPauses());
+        }
         return;
       }
       case "stop":

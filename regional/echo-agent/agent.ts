@@ -1,8 +1,10 @@
 // The default backend: echoes the caller's audio after a delay and speaks the Realtime event
-// protocol as an echoing model would (realtime.ts, docs/backend-protocol.md). One WebSocket per session; runs in-process (startEchoAgent) or as
-// its own process (main.ts). Each connection keeps one FIFO and one timer, so a delay costs a
-// queue entry per frame, not a timer per frame. It accepts audio batches when the transceiver
-// asks (x-gr-audio-batch) and echoes a batch as the same batch.
+// protocol as an echoing model would (realtime.ts, docs/backend-protocol.md). One WebSocket per
+// session, or many sessions on a shared connection when the transceiver asks (x-gr-shared,
+// shared.ts); runs in-process (startEchoAgent) or as its own process (main.ts). Each connection
+// keeps one FIFO and one timer, so a delay costs a queue entry per frame, not a timer per frame.
+// It accepts audio batches when the transceiver asks (x-gr-audio-batch) and echoes a batch as
+// the same batch.
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type WebSocket, WebSocketServer } from "ws";
@@ -14,9 +16,11 @@ import {
   newAudioFrameHeader,
   readAudioFrameHeader,
 } from "../transceiver/backend-protocol.ts";
+import { SHARED_HEADER } from "../transceiver/backend-shared.ts";
 import { EchoEvents } from "./events-shell.ts";
 import { DEFAULT_KEEP, type KeepLimits, KeptCalls, type KeptStats } from "./kept-calls.ts";
 import type { EchoConversationState } from "./realtime.ts";
+import { serveShared } from "./shared.ts";
 
 export interface EchoAgentOptions {
   host?: string;
@@ -26,6 +30,8 @@ export interface EchoAgentOptions {
   delayMs?: number;
   /** Accept audio batches when the transceiver asks (default true; false acts as an old backend). */
   audioBatch?: boolean;
+  /** Accept shared connections when the transceiver asks (default true; false acts as an old backend). */
+  shared?: boolean;
   /** Conversations kept for resumed calls (default 1,000 calls, 10 minutes; kept-calls.ts). */
   keep?: Partial<KeepLimits>;
   /** The clock of the kept conversations' ages, ms (default performance.now; tests pass their own). */
@@ -35,8 +41,10 @@ export interface EchoAgentOptions {
 export interface EchoAgent {
   url: string;
   port: number;
-  /** Open backend connections (sessions). */
+  /** Sessions open (one per connection of its own, or a channel of a shared connection). */
   readonly connections: number;
+  /** Shared connections open. */
+  readonly sharedConnections: number;
   /** Frames echoed so far. */
   readonly framesEchoed: number;
   /** Frames echoed per participant slot (audio frame byte 3), e.g. { "1": 250, "2": 248 }. */
@@ -64,7 +72,7 @@ export async function startEchoAgent(o: EchoAgentOptions = {}): Promise<EchoAgen
   };
   const server: Server = createServer((req, res) => {
     if (req.method === "GET" && req.url === "/status") {
-      const body = { connections: wss.clients.size, framesEchoed, framesBySlot: slotCounts() };
+      const body = { connections: sessions, sharedConnections, framesEchoed, framesBySlot: slotCounts() };
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
       return;
     }
@@ -77,11 +85,44 @@ export async function startEchoAgent(o: EchoAgentOptions = {}): Promise<EchoAgen
   const reader = new AudioBatchReader();
   const wantsBatch = (req: IncomingMessage) =>
     o.audioBatch !== false && req.headers[AUDIO_BATCH_HEADER] === "1";
+  // A shared connection names no call: its calls come as open records.
+  const wantsShared = (req: IncomingMessage) =>
+    o.shared !== false && req.headers[SHARED_HEADER] === "1" && req.headers["x-gr-call-id"] === undefined;
   wss.on("headers", (headers: string[], req: IncomingMessage) => {
-    if (wantsBatch(req)) headers.push(`${AUDIO_BATCH_HEADER}: 1`);
+    if (wantsShared(req)) headers.push(`${SHARED_HEADER}: 1`);
+    else if (wantsBatch(req)) headers.push(`${AUDIO_BATCH_HEADER}: 1`);
   });
+  let sessions = 0;
+  let sharedConnections = 0;
+  const recordEvent = (text: string): void => {
+    try {
+      events.push(JSON.parse(text));
+      if (events.length > MAX_EVENTS_KEPT) events.shift();
+    } catch {
+      // the engine answers it with an error event
+    }
+  };
+  const sharedDeps = {
+    delayMs,
+    keep,
+    calls: (delta: number) => {
+      sessions += delta;
+    },
+    echoed: (slot: number) => {
+      bySlot[slot]!++;
+      framesEchoed++;
+    },
+    event: recordEvent,
+  };
 
   wss.on("connection", (ws: WebSocket, req: IncomingMessage) => {
+    if (wantsShared(req)) {
+      sharedConnections++;
+      ws.on("close", () => sharedConnections--);
+      serveShared(ws, sharedDeps);
+      return;
+    }
+    sessions++;
     const batch = wantsBatch(req);
     const queue: { at: number; data: Buffer; frames: number }[] = [];
     let timer: NodeJS.Timeout | undefined;
@@ -127,15 +168,11 @@ export async function startEchoAgent(o: EchoAgentOptions = {}): Promise<EchoAgen
         return;
       }
       const text = data.toString("utf8");
-      try {
-        events.push(JSON.parse(text));
-        if (events.length > MAX_EVENTS_KEPT) events.shift();
-      } catch {
-        // the engine answers it with an error event
-      }
+      recordEvent(text);
       rt.event(text);
     });
     ws.on("close", () => {
+      sessions--;
       rt.close();
       if (timer) clearTimeout(timer);
       queue.length = 0;
@@ -153,7 +190,10 @@ export async function startEchoAgent(o: EchoAgentOptions = {}): Promise<EchoAgen
     url: `ws://${host}:${addr.port}`,
     port: addr.port,
     get connections() {
-      return wss.clients.size;
+      return sessions;
+    },
+    get sharedConnections() {
+      return sharedConnections;
     },
     get framesEchoed() {
       return framesEchoed;

@@ -7,6 +7,9 @@ import { type MembershipStore, RedisMembership } from "../transceiver/membership
 import { RedisNonces } from "../transceiver/nonce-store.ts";
 import type { SharedNonces } from "../transceiver/signing.ts";
 
+/** How often the gateway probes each transceiver's /healthz (GATEWAY_POLL_MS). */
+export const DEFAULT_GATEWAY_POLL_MS = 500;
+
 export interface GatewayConfig {
   clusterId: number;
   http: HostPort;
@@ -71,7 +74,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined>): Gate
     clusterKeys,
     transceivers,
     membership: undefined,
-    pollMs: r.int("GATEWAY_POLL_MS", 100, 60_000, 500),
+    pollMs: r.int("GATEWAY_POLL_MS", 100, 60_000, DEFAULT_GATEWAY_POLL_MS),
     healthTimeoutMs: r.int("GATEWAY_HEALTH_TIMEOUT_MS", 100, 60_000, 1000),
     staleMs: r.int("GATEWAY_STALE_MS", 500, 600_000, 2000),
     failedMemoryMs: r.int("GATEWAY_FAILED_MEMORY_MS", 1000, 86_400_000, 600_000),

@@ -48,6 +48,8 @@ export const isLinkEndReason = (r: string): r is LinkEndReason =>
 /** Opens one backend link per session. */
 export interface BackendConnector {
   open(call: BackendCall, h: BridgeHandlers): BackendLink;
+  /** The transceiver stops: connections that outlive a call (shared ones) close after what is queued. */
+  close?(): void;
 }
 
 /** BACKEND_URL of the in-process echo agent (no sockets): `internal:echo` or `internal:echo?delay_ms=40`. */

@@ -19,6 +19,8 @@
 
 export const AUDIO_FRAME_VERSION = 1;
 export const AUDIO_FRAME_HEADER_BYTES = 12;
+/** Largest event (a text message, or an event record on a shared connection) either way. */
+export const MAX_EVENT_BYTES = 256 * 1024;
 /** Largest payload accepted either way (an Opus packet is at most 1275 bytes; PCMU 20 ms is 160). */
 export const AUDIO_FRAME_MAX_PAYLOAD = 1500;
 
@@ -74,11 +76,16 @@ export type AudioFrameStatus = "ok" | "truncated" | "bad-version" | "bad-codec" 
 
 /** Reads the header of buf (a whole message); the payload is buf.subarray(12). Never throws. */
 export function readAudioFrameHeader(buf: Uint8Array, h: AudioFrameHeader): AudioFrameStatus {
-  return readFrameAt(buf, 0, buf.length, h);
+  return readAudioFrameAt(buf, 0, buf.length, h);
 }
 
-// The frame at buf[off..off+len] (off + len <= buf.length, checked by the caller).
-function readFrameAt(buf: Uint8Array, off: number, len: number, h: AudioFrameHeader): AudioFrameStatus {
+/** Reads the frame at buf[off..off+len] (off + len <= buf.length, checked by the caller). */
+export function readAudioFrameAt(
+  buf: Uint8Array,
+  off: number,
+  len: number,
+  h: AudioFrameHeader,
+): AudioFrameStatus {
   if (len < AUDIO_FRAME_HEADER_BYTES) return "truncated";
   if (buf[off] !== AUDIO_FRAME_VERSION) return "bad-version";
   const codec = buf[off + 1]!;
@@ -90,6 +97,23 @@ function readFrameAt(buf: Uint8Array, off: number, len: number, h: AudioFrameHea
   h.sequenceNumber = (buf[off + 4]! << 8) | buf[off + 5]!;
   h.timestamp = ((buf[off + 6]! << 24) | (buf[off + 7]! << 16) | (buf[off + 8]! << 8) | buf[off + 9]!) >>> 0;
   return "ok";
+}
+
+/**
+ * The upgrade request's identity headers: which cluster and transceiver are asking, and for a
+ * connection of one call's own, which call (a shared connection is no one call's).
+ */
+export function backendHeaders(
+  clusterId: number,
+  transceiverId: number,
+  callId?: string,
+): Record<string, string> {
+  const h: Record<string, string> = {
+    "x-gr-cluster-id": String(clusterId),
+    "x-gr-transceiver-id": String(transceiverId),
+  };
+  if (callId !== undefined) h["x-gr-call-id"] = callId;
+  return h;
 }
 
 export const AUDIO_BATCH_VERSION = 2;
@@ -157,7 +181,7 @@ export class AudioBatchReader {
     const len = (b[off]! << 8) | b[off + 1]!;
     const at = off + 2;
     if (len < AUDIO_FRAME_HEADER_BYTES || at + len > b.length) return this.#stop("bad-length");
-    const status = readFrameAt(b, at, len, h);
+    const status = readAudioFrameAt(b, at, len, h);
     if (status !== "ok") return this.#stop(status);
     this.payloadStart = at + AUDIO_FRAME_HEADER_BYTES;
     this.payloadEnd = at + len;

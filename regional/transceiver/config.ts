@@ -59,6 +59,10 @@ export interface TransceiverConfig {
   /** Backend queue bound in bytes (WebSocket bufferedAmount and pending frames). */
   backendQueueBytes: number;
   backendConnectTimeoutMs: number;
+  /** Shared backend connections (many calls on one WebSocket) at most; 0: one connection per call. */
+  /** Batched I/O: read the relays' runs of datagrams joined by UDP GRO (TRANSCEIVER_GRO, default 1). */
+  gro: boolean;
+  backendSharedConnections: number;
   /** An old path is "quiet" after this long; then an authenticated check from a new address moves the session. */
   pathQuietMs: number;
   redisUrl: string | undefined;
@@ -138,6 +142,7 @@ export function loadConfig(
     socketCount: r.int("TRANSCEIVER_SOCKETS", 1, 16, 1),
     connectRelays: r.int("TRANSCEIVER_CONNECT_RELAYS", 0, 1, 0) === 1,
     io: backboneIo(r.str("TRANSCEIVER_IO", "auto"), r.problems),
+    gro: r.int("TRANSCEIVER_GRO", 0, 1, 1) === 1,
     srtpProfiles: srtpProfileOrder(r),
     http: r.hostPort("TRANSCEIVER_HTTP", "127.0.0.1:0"),
     httpAdvertise: r.optional("TRANSCEIVER_HTTP_ADVERTISE"),
@@ -156,6 +161,7 @@ export function loadConfig(
     statsIntervalMs: r.int("STATS_INTERVAL_MS", 1000, 600_000, 10_000),
     backendQueueBytes: r.int("BACKEND_QUEUE_BYTES", 1024, 64 * 1024 * 1024, 64 * 1024),
     backendConnectTimeoutMs: r.int("BACKEND_CONNECT_TIMEOUT_MS", 100, 60_000, 5000),
+    backendSharedConnections: r.int("BACKEND_SHARED_CONNECTIONS", 0, 64, 4),
     pathQuietMs: r.int("PATH_QUIET_MS", 100, 30_000, 3000),
     redisUrl: r.optional("REDIS_URL"),
     heartbeatIntervalMs: r.int("HEARTBEAT_INTERVAL_MS", 100, 60_000, 2000),
@@ -199,6 +205,7 @@ export function configWithDefaults(
     connectRelays: false,
     // Test projects pick the path by environment (vitest.config.ts); embedders pass `io`.
     io: backboneIo(process.env.TRANSCEIVER_IO ?? "auto", []),
+    gro: true,
     srtpProfiles: "aes-cm-only",
     http: { host: "127.0.0.1", port: 0, ipv6: false },
     httpAdvertise: undefined,
@@ -214,6 +221,7 @@ export function configWithDefaults(
     statsIntervalMs: 10_000,
     backendQueueBytes: 64 * 1024,
     backendConnectTimeoutMs: 5000,
+    backendSharedConnections: 4,
     pathQuietMs: 3000,
     redisUrl: undefined,
     heartbeatIntervalMs: 2000,

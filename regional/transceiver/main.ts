@@ -8,7 +8,6 @@ import { inProcessEchoBackend } from "../echo-agent/in-process.ts";
 import { type BackendConnector, INTERNAL_ECHO } from "./backend-link.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { type MembershipStore, MemoryMembership, RedisMembership } from "./membership.ts";
-import { webSocketBackend } from "./shell/bridge.ts";
 import { startTransceiver } from "./transceiver.ts";
 
 const log = createLogger({
@@ -29,10 +28,11 @@ try {
 const membership: MembershipStore = config.redisUrl
   ? new RedisMembership(config.redisUrl)
   : new MemoryMembership();
-// The backend is chosen here, once: the sessions only see a BackendConnector.
-const backend: BackendConnector = config.backendUrl.startsWith(INTERNAL_ECHO)
+// The backend is chosen here, once: the sessions only see a BackendConnector (ws(s):// is built
+// by startTransceiver, which counts its connections in its metrics).
+const backend: BackendConnector | undefined = config.backendUrl.startsWith(INTERNAL_ECHO)
   ? inProcessEchoBackend(config.backendUrl)
-  : webSocketBackend(config);
+  : undefined;
 let t: Awaited<ReturnType<typeof startTransceiver>>;
 try {
   t = await startTransceiver(config, { log, membership, backend });

@@ -61,6 +61,7 @@ export class TransceiverMetrics {
   readonly #pathEvents: Record<PathEventName, CounterHandle>;
   readonly backendDroppedToBackend: CounterHandle;
   readonly backendDroppedToClient: CounterHandle;
+  readonly backendSharedConnections: GaugeHandle;
   readonly #counters = new Map<string, CounterHandle>();
   #beforeRender: (() => void) | undefined;
 
@@ -114,6 +115,13 @@ export class TransceiverMetrics {
     );
     this.backendDroppedToBackend = dropped.with({ cluster, direction: "to_backend" });
     this.backendDroppedToClient = dropped.with({ cluster, direction: "to_client" });
+    this.backendSharedConnections = r
+      .gauge(
+        "gr_transceiver_backend_shared_connections",
+        "Shared backend connections open (many calls on one WebSocket)",
+        ["cluster"],
+      )
+      .with({ cluster });
     const drops = r.counter("gr_transceiver_drops_total", "Datagrams dropped by the transceiver", [
       "cluster",
       "reason",

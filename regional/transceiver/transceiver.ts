@@ -23,8 +23,8 @@ import { RESUME_REQUIRED } from "./resume.ts";
 import { SetupLimiter } from "./setup-limit.ts";
 import type { Backbone } from "./shell/backbone.ts";
 import { openBackbone } from "./shell/backbone-open.ts";
-import { webSocketBackend } from "./shell/bridge.ts";
 import type { Call } from "./shell/call.ts";
+import { webSocketBackend } from "./shell/websocket-backend.ts";
 import { assertGlueCompatible } from "./shell/werift-glue.ts";
 import { RequestVerifier } from "./signing.ts";
 import { installFastSrtp, installPacketIndexEstimate } from "./srtp/install.ts";
@@ -58,6 +58,7 @@ export class Transceiver implements ApiHost {
   readonly #membership: MembershipStore | undefined;
   draining = false;
   #stopped = false;
+  readonly #ownBackend: BackendConnector | undefined;
   #ticker: NodeJS.Timeout | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
   #ticks = 0;
@@ -78,7 +79,9 @@ export class Transceiver implements ApiHost {
     if (!o.backend && config.backendUrl.startsWith(INTERNAL_ECHO)) {
       throw new Error(`BACKEND_URL ${config.backendUrl} is an in-process backend: the caller must inject it`);
     }
-    const backend = o.backend ?? webSocketBackend(config);
+    // An injected backend is the embedder's to close; the one built here closes with the transceiver.
+    this.#ownBackend = o.backend ? undefined : webSocketBackend(config, this.metrics);
+    const backend = o.backend ?? this.#ownBackend!;
     this.#table = new CallTable({
       config,
       metrics: this.metrics,
@@ -276,6 +279,7 @@ export class Transceiver implements ApiHost {
       new Promise((r) => setTimeout(r, 3000).unref()),
     ]);
     await new Promise((r) => setTimeout(r, 20));
+    this.#ownBackend?.close?.();
     clearInterval(this.#ticker);
     clearInterval(this.#heartbeat);
     await this.#membership?.remove(this.config.clusterId, this.config.transceiverId).catch(() => {});

@@ -108,12 +108,16 @@ export class ConferenceFuzz {
       } else if (h.kind === ConferenceKind.bye) len = encodeBye(buf, p, 1 + below(4));
       else if (h.kind === ConferenceKind.event) {
         const text = JSON.stringify({ type: "x", pad: "é".repeat(below(100)) });
-        // A whole event, or a fragment of any flags (it may end inside a UTF-8 sequence).
+        // A whole event, or a fragment of any flags (it may end inside a UTF-8 sequence). Flags 0
+        // says "the whole event", so such a fragment carries all of it: a signed whole event is
+        // valid UTF-8, which the check below relies on.
         const bytes = new TextEncoder().encode(text);
+        const flags = below(4);
+        const to = flags === 0 ? bytes.length : 1 + below(bytes.length);
         len =
           below(2) === 0
             ? encodeEvent(buf, p, below(0x10000), text)
-            : encodeEventFragment(buf, p, below(0x10000), below(4), bytes, 0, 1 + below(bytes.length));
+            : encodeEventFragment(buf, p, below(0x10000), flags, bytes, 0, to);
       } else {
         const k = below(9);
         for (let j = 0; j < k; j++) {

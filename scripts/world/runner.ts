@@ -23,6 +23,7 @@ import {
 } from "./core/plan.ts";
 import type { LinkCounters } from "./core/report.ts";
 import type { SitesFile } from "./core/sites.ts";
+import { GatewayWatch } from "./gateway-watch.ts";
 import { buildNetwork, nsExec, removeRun, removeStale, routeVip } from "./netns.ts";
 import type { ParticipantClient } from "./participant.ts";
 import { spawnParticipant } from "./participant.ts";
@@ -89,8 +90,10 @@ export async function startWorld(o: WorldOptions): Promise<RunningWorld> {
   );
   watchdog.unref();
   const linkLines = new Map<string, string>();
+  const gateways = new GatewayWatch();
   const world = new World(plan, dir, newSecrets(), (name, line) => {
     if (name.startsWith("linkem-") && line.includes('"msg":"stats"')) linkLines.set(name, line);
+    gateways.line(name, line);
     o.onChildLine?.(name, line);
   });
   const clients = new Set<ChildProcess>();
@@ -123,6 +126,8 @@ export async function startWorld(o: WorldOptions): Promise<RunningWorld> {
     await Promise.all(plan.clusters.flatMap((c) => world.clusterSpecs(c).map((s) => world.run(s))));
     await Promise.all(plan.pops.map((p) => world.run(world.popSpec(p, o.redis))));
     if (o.dashboard) await world.run(world.dashboardSpec());
+    // A gateway polled before its transceiver was ready marks it down until its next poll.
+    await gateways.settled();
   } catch (e) {
     await stop();
     throw e;
@@ -280,6 +285,8 @@ export async function startWorld(o: WorldOptions): Promise<RunningWorld> {
       );
       await Promise.all(specs.map((x) => world.kill(x.name)));
       await Promise.all(specs.map((x) => world.run(x)));
+      // Until each gateway has seen its transceiver again, the edge would steer calls elsewhere.
+      await gateways.settled();
     },
     async restartPops(redis) {
       // Each old relay must have let go of its ports before its replacement binds them.

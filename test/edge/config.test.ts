@@ -29,6 +29,16 @@ async function edge(o: EdgeOptions): Promise<Edge> {
   return x;
 }
 const topology = () => topologyFor({ fra: fra.url });
+
+// Miniflare's rate limiter counts in windows of the wall clock (floor(now / period)) and forgets
+// every count when a window ends, so a test whose calls straddle a boundary would see its limit
+// reset midway. Start such a test with at least MARGIN_MS of the window left.
+const MARGIN_MS = 8000;
+async function windowWithRoom(periodS: number): Promise<void> {
+  const periodMs = periodS * 1000;
+  const left = periodMs - (Date.now() % periodMs);
+  if (left < MARGIN_MS) await new Promise((r) => setTimeout(r, left + 50));
+}
 const call = (x: Edge, token = secrets.apiKey, ip?: string) =>
   x.fetch("/v1/realtime/calls", {
     method: "POST",
@@ -134,6 +144,7 @@ describe("rate limits", () => {
       bindings: { ...secrets.bindings, RATE_LIMIT_PERIOD_S: "60" },
       ratelimits: { RL_IP: { limit: 3 }, RL_KEY: { limit: 1000 } },
     });
+    await windowWithRoom(60);
     for (let i = 0; i < 3; i++) expect((await call(x, secrets.apiKey, "198.51.100.1")).status).toBe(201);
     const limited = await call(x, secrets.apiKey, "198.51.100.1");
     expect(limited.status).toBe(429);
@@ -151,8 +162,9 @@ describe("rate limits", () => {
     const x = await edge({
       topology: topology(),
       bindings: secrets.bindings,
-      ratelimits: { RL_IP: { limit: 1000 }, RL_KEY: { limit: 2, period: 10 } },
+      ratelimits: { RL_IP: { limit: 1000 }, RL_KEY: { limit: 2, period: 60 } },
     });
+    await windowWithRoom(60);
     expect((await call(x, secrets.apiKey, "198.51.100.1")).status).toBe(201);
     expect((await call(x, secrets.apiKey, "198.51.100.2")).status).toBe(201);
     const limited = await call(x, secrets.apiKey, "198.51.100.3");
@@ -167,6 +179,7 @@ describe("rate limits", () => {
       bindings: secrets.bindings,
       ratelimits: { RATE_LIMITER: { limit: 2 } },
     });
+    await windowWithRoom(60);
     expect((await call(x, secrets.apiKey, "198.51.100.9")).status).toBe(201);
     expect((await call(x, secrets.apiKey, "198.51.100.9")).status).toBe(201);
     expect((await call(x, secrets.apiKey, "198.51.100.9")).status).toBe(429);

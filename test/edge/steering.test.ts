@@ -37,7 +37,7 @@ async function edge(bindings: Record<string, unknown> = {}): Promise<Edge> {
   const urls = Object.fromEntries([...clusters].map(([n, f]) => [n, f.url]));
   const e = await startEdge({
     topology: topologyFor(urls),
-    bindings: { ...secrets.bindings, CLUSTER_TIMEOUT_MS: "400", ...bindings },
+    bindings: { ...secrets.bindings, CLUSTER_TIMEOUT_MS: "2000", ...bindings },
   });
   edges.push(e);
   return e;
@@ -153,7 +153,7 @@ describe("failover", () => {
   });
 
   it("times out a hanging cluster and fails over within the deadline", async () => {
-    const e = await edge({ CLUSTER_TIMEOUT_MS: "300" });
+    const e = await edge({ CLUSTER_TIMEOUT_MS: "1500" });
     cluster("iad").mode = "hang";
     const res = await post(e, "virginia");
     expect(res.status).toBe(201);

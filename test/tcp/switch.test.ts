@@ -118,7 +118,8 @@ describe("a call whose network moves between UDP and ICE-TCP", () => {
       ["tcp", tcp],
       ["udp again", udp2],
     ] as const) {
-      expect(r.sent, name).toBeGreaterThan(50);
+      // 100 at 50 packets/s; setInterval fires late on a loaded machine, so only a floor.
+      expect(r.sent, name).toBeGreaterThan(25);
       expect(r.echoed / r.sent, name).toBeGreaterThanOrEqual(0.99);
     }
     // The TCP phase went through the POP's TCP engine, validated by the transceiver's own check.

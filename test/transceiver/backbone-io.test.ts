@@ -6,7 +6,13 @@
 // path, with its reason, is explicit.
 import { createSocket, type Socket } from "node:dgram";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadBinding, RESUMABLE_MISSING, Stat } from "../../regional/common/native/index.ts";
+import {
+  BatchSocket,
+  loadBinding,
+  NO_HEADER,
+  RESUMABLE_MISSING,
+  Stat,
+} from "../../regional/common/native/index.ts";
 import { ConfigError, configWithDefaults, loadConfig } from "../../regional/transceiver/config.ts";
 import type { Mux } from "../../regional/transceiver/core/mux.ts";
 import { TransceiverMetrics } from "../../regional/transceiver/metrics.ts";
@@ -56,7 +62,7 @@ afterEach(async () => {
 
 type Handler = (payload: Buffer, h: FrameHeader) => void;
 
-async function setUp(socketCount = 1, onFrame?: Handler, host = "127.0.0.1") {
+async function setUp(socketCount = 1, onFrame?: Handler, host = "127.0.0.1", gro = true) {
   const metrics = new TransceiverMetrics(3);
   const config = configWithDefaults({
     clusterId: 3,
@@ -65,6 +71,7 @@ async function setUp(socketCount = 1, onFrame?: Handler, host = "127.0.0.1") {
     callIdKeys: randomKeyring(2),
     clusterSecret: new Uint8Array(32),
     socketCount,
+    gro,
     udp: { host, port: 0, ipv6: host.includes(":") },
   });
   const opened = await openBackbone(config, metrics);
@@ -267,6 +274,54 @@ describe(`backbone datagram I/O (${IO})`, () => {
     });
     expect(got).toEqual({ timer: 1, immediate: 1, microtask: 1, receive: 1, continuation: 1 });
   });
+
+  // A relay sends a run of one length to one transceiver as a UDP GSO train (relay.md); with
+  // UDP_GRO the train is one queue entry here, split back into its frames in order.
+  for (const gro of [true, false]) {
+    batchOnly(
+      `takes a relay's GSO train ${gro ? "joined (UDP GRO), split into its frames" : "frame by frame (TRANSCEIVER_GRO=0)"}`,
+      async () => {
+        const s = await setUp(1, undefined, "127.0.0.1", gro);
+        const relay = BatchSocket.open({
+          host: "127.0.0.1",
+          port: 0,
+          reusePort: false,
+          bufferBytes: 1 << 20,
+          gso: true,
+        });
+        try {
+          const arena = Buffer.alloc(64 * 1024);
+          const count = 40;
+          let used = 0;
+          for (let i = 0; i < count; i++) {
+            // All the same length but the last (a train's last datagram may be shorter).
+            const f = frame(
+              FrameType.data,
+              3000 + i,
+              Buffer.from(i === count - 1 ? "last" : `train-${String(i).padStart(3, "0")}`),
+            );
+            f.copy(arena, used);
+            relay.queue(0, used, f.length, NO_HEADER, 4, s.socket.address.port, 0x7f000001);
+            used += f.length;
+          }
+          relay.flushArena(arena);
+          await until(() => s.received.length === count, `${count} frames`);
+          expect(s.received.map((r) => r.clientPort)).toEqual(
+            Array.from({ length: count }, (_, i) => 3000 + i),
+          );
+          expect(s.received.at(-1)!.payload.toString()).toBe("last");
+          expect(s.received[7]!.payload.toString()).toBe("train-007");
+          expect(s.received.every((r) => r.port === relay.address().port)).toBe(true);
+          expect(relay.stats[Stat.txGsoTrains]).toBeGreaterThan(0);
+          const joined = s.totals!()[Stat.rxGro]!;
+          if (gro) expect(joined).toBeGreaterThan(0);
+          else expect(joined).toBe(0);
+        } finally {
+          relay.close();
+        }
+      },
+    );
+  }
 
   it("sends outside a receive batch (a timer, a backend message) in the same event-loop turn", async () => {
     const s = await setUp();

@@ -4,14 +4,12 @@
 // handshake never completes, with it both ends connect.
 
 import { describe, expect, it } from "vitest";
-import { DtlsClient, DtlsServer, RTCDtlsTransport } from "werift";
-import { type GuardCounters, guardDtlsServer } from "../../regional/transceiver/shell/dtls-server-guard.ts";
-
-interface End {
-  onData?: (buf: Buffer) => void;
-  send(buf: Buffer): Promise<void>;
-  close(): void;
-}
+import {
+  type GuardCounters,
+  guardDtlsServer,
+  newGuardCounters,
+} from "../../regional/transceiver/shell/dtls-server-guard.ts";
+import { dtlsPair, type End } from "./helpers/dtls-pair.ts";
 
 const HANDSHAKE = 22;
 const isClientHello = (b: Buffer): boolean => b[0] === HANDSHAKE && b.readUInt16BE(3) === 0 && b[13] === 1;
@@ -35,19 +33,10 @@ async function handshake(
   waitMs: number,
   toServer?: (inject: (b: Buffer) => void) => void,
 ): Promise<{ client: boolean; server: boolean; counters: GuardCounters }> {
-  const cert = await RTCDtlsTransport.SetupCertificate();
   const ends = pipe(drop);
   toServer?.((b) => ends.server.onData?.(b));
-  const opts = {
-    cert: cert.certPem,
-    key: cert.privateKey,
-    signatureHash: cert.signatureHash,
-    srtpProfiles: [1 as const],
-    extendedMasterSecret: true,
-  };
-  const server = new DtlsServer({ ...opts, transport: ends.server as never, certificateRequest: true });
-  const client = new DtlsClient({ ...opts, transport: ends.client as never });
-  const counters: GuardCounters = { flight6Resent: 0, helloIgnored: 0, earlyIgnored: 0, repeatIgnored: 0 };
+  const { client, server } = await dtlsPair(ends);
+  const counters = newGuardCounters();
   if (guard) expect(guardDtlsServer(server, counters)).toBe(true);
   const state = { client: false, server: false };
   server.onConnect.subscribe(() => (state.server = true));

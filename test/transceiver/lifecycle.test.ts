@@ -43,7 +43,7 @@ describe.concurrent("lifecycle", () => {
   });
 
   it("ends a session at its maximum duration", async () => {
-    await withHarness({ maxSessionMs: 1500 }, async (h) => {
+    await withHarness({ maxSessionMs: 4000 }, async (h) => {
       const { callId } = await h.connectClient();
       await until(async () => (await status(h, callId)).state === "ended", "max duration");
       expect((await status(h, callId)).endReason).toBe("max_duration");
@@ -67,7 +67,7 @@ describe.concurrent("lifecycle", () => {
   });
 
   it("drains: no new sessions (503), existing ones run to the deadline, then end with flowClose", async () => {
-    await withHarness({ drainDeadlineMs: 1500 }, async (h) => {
+    await withHarness({ drainDeadlineMs: 4000 }, async (h) => {
       const { client, callId } = await h.connectClient();
       const drained = h.t.drain();
       const c = createTestClient();

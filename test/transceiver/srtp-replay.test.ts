@@ -21,7 +21,11 @@ import {
   SRTP_REPLAY_WINDOW,
   TOO_OLD,
 } from "../../regional/transceiver/srtp/replay-window.ts";
-import { guardReplays, SrtpReplayError } from "../../regional/transceiver/srtp/unprotect.ts";
+import {
+  guardReplays,
+  MAX_SSRCS_PER_CONTEXT,
+  SrtpReplayError,
+} from "../../regional/transceiver/srtp/unprotect.ts";
 
 expect(installPacketIndexEstimate()).toEqual({ ok: true, swapped: true });
 expect(installFastSrtp("werift").ok).toBe(true);
@@ -197,13 +201,18 @@ function rtpPair(profile: number, guarded = true) {
   const k = keyPair();
   const a = new SrtpSession({ keys: k.a, profile });
   const b = new SrtpSession({ keys: k.b, profile });
-  const replays = { n: 0 };
-  if (guarded) guardReplays(b.remoteContext, () => replays.n++);
+  const replays = { n: 0, tooMany: 0 };
+  if (guarded)
+    guardReplays(
+      b.remoteContext,
+      () => replays.n++,
+      () => replays.tooMany++,
+    );
   const cipher = (a.localContext as unknown as { cipher: Cipher }).cipher;
   // The packet with index roc * 2^16 + seq, as a sender that knows its index makes it.
-  const packet = (seq: number, roc = 0) =>
+  const packet = (seq: number, roc = 0, ssrc = SSRC) =>
     cipher.encryptRtp(
-      new RtpHeader({ sequenceNumber: seq, timestamp: seq * 960, ssrc: SSRC, payloadType: 111 }),
+      new RtpHeader({ sequenceNumber: seq, timestamp: seq * 960, ssrc, payloadType: 111 }),
       Buffer.from(`payload ${roc}:${seq}`),
       roc,
     );
@@ -286,6 +295,20 @@ describe.each(PROFILES)("%s: SRTP unprotect with the window", (_name, profile) =
     expect(replays.n).toBe(0);
   });
 
+  it(`keeps state for at most ${MAX_SSRCS_PER_CONTEXT} SSRCs: one more is dropped and reported, the known ones go on`, () => {
+    const { packet, payloadOf, b, replays } = rtpPair(profile);
+    for (let i = 0; i < MAX_SSRCS_PER_CONTEXT; i++)
+      expect(payloadOf(packet(1, 0, SSRC + i))).toBe("payload 0:1");
+    const extra = packet(1, 0, SSRC + MAX_SSRCS_PER_CONTEXT);
+    expect(() => b.decrypt(extra)).toThrow(SrtpAuthenticationError);
+    expect(replays.tooMany).toBe(1);
+    expect(replays.n).toBe(0);
+    expect(payloadOf(packet(2, 0, SSRC))).toBe("payload 0:2");
+    expect(payloadOf(packet(2, 0, SSRC + MAX_SSRCS_PER_CONTEXT - 1))).toBe("payload 0:2");
+    const states = (b.remoteContext as unknown as { srtpSSRCStates: object }).srtpSSRCStates;
+    expect(Object.keys(states)).toHaveLength(MAX_SSRCS_PER_CONTEXT);
+  });
+
   it("a context without a sink keeps werift's behaviour (no window)", () => {
     const { packet, payloadOf } = rtpPair(profile, false);
     const p = packet(3);
@@ -308,8 +331,12 @@ describe.each(PROFILES)("%s: SRTCP unprotect with the window (31-bit index)", (_
     const k = keyPair();
     const a = new SrtcpSession({ keys: k.a, profile });
     const b = new SrtcpSession({ keys: k.b, profile });
-    const replays = { n: 0 };
-    guardReplays(b.remoteContext, () => replays.n++);
+    const replays = { n: 0, tooMany: 0 };
+    guardReplays(
+      b.remoteContext,
+      () => replays.n++,
+      () => replays.tooMany++,
+    );
     // Indices 1..n in order (werift's sender counts from 1).
     const packets = (n: number, ssrc = SSRC) => Array.from({ length: n }, () => a.encrypt(rr(ssrc)));
     return { b, replays, packets };
@@ -336,6 +363,15 @@ describe.each(PROFILES)("%s: SRTCP unprotect with the window (31-bit index)", (_
     expect(() => b.decrypt(forge(p[299]!))).not.toThrow(SrtpReplayError);
     expect(b.decrypt(p[10]!)).toEqual(rr(SSRC)); // index 11: 289 behind, had the forgery counted
     expect(replays.n).toBe(0);
+  });
+
+  it(`keeps windows for at most ${MAX_SSRCS_PER_CONTEXT} sender SSRCs: one more is dropped and reported`, () => {
+    const { b, replays, packets } = rtcpPair();
+    for (let i = 0; i < MAX_SSRCS_PER_CONTEXT; i++)
+      expect(b.decrypt(packets(1, SSRC + i)[0]!)).toEqual(rr(SSRC + i));
+    expect(() => b.decrypt(packets(1, SSRC + MAX_SSRCS_PER_CONTEXT)[0]!)).toThrow(SrtpAuthenticationError);
+    expect(replays.tooMany).toBe(1);
+    expect(b.decrypt(packets(2, SSRC)[1]!)).toEqual(rr(SSRC));
   });
 
   it("keeps a window per sender SSRC", () => {

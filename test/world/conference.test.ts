@@ -3,7 +3,8 @@
 // namespaces), asserting behaviour, not timing: the owner's call lands on its nearest cluster and
 // the joiner, through the edge, on the other; each hears the other's tone; the hub measures the
 // backbone round trip; and with NACK repair on, fewer frames are lost across the backbone than
-// with it off (every transceiver restarted with CONFERENCE_NACK=0).
+// with it off (every transceiver restarted with CONFERENCE_NACK=0); and two participants in one
+// city, hub and leg on one transceiver, hear each other.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -83,5 +84,19 @@ describe("a conference across two clusters", () => {
     const b = lost(without);
     expect(b.lost).toBeGreaterThan(0);
     expect(a.lost / a.frames).toBeLessThan(b.lost / b.frames);
+  }, 120_000);
+
+  it("two participants in one city: the leg lands on the hub's own transceiver, and each hears the other", async () => {
+    // Both nearest to iad, whose one transceiver holds the call: hub and leg share its conference
+    // socket, whose address (the tunnels' alias, what fra reaches) this cluster cannot route to.
+    const virginia = 1;
+    const local = await conferencePass(w, virginia, virginia, 6_000, false);
+    console.log(JSON.stringify(local));
+    expect(local.error, logs.slice(-30).join("\n")).toBeUndefined();
+    expect([local.owner.cluster, local.joiner.cluster]).toEqual(["iad", "iad"]);
+    for (const d of local.directions) {
+      expect(d.bursts, `${d.from}->${d.to} bursts sent`).toBeGreaterThanOrEqual(4);
+      expect(d.heard, `${d.from}->${d.to} bursts heard`).toBeGreaterThanOrEqual(d.bursts - 2);
+    }
   }, 120_000);
 });

@@ -5,6 +5,7 @@
 // each batch, then fills the outgoing batches in place. Errors on the data path are counted in
 // the handle's stats array, never thrown; only setup errors (socket, bind, connect) throw.
 #include "sock.h"
+#include <netinet/udp.h>
 
 static napi_value throw_errno(napi_env env, const char *what, int err) {
   char msg[256];
@@ -45,6 +46,7 @@ static void free_sock(sock_t *s) {
   free(s->gctl);
   free(s->gcount);
   free(s->gfirst);
+  free(s->rctl);
   free(s);
 }
 
@@ -113,14 +115,15 @@ static int get_typed(napi_env env, napi_value v, napi_typedarray_type want, void
 }
 
 /* create(family 4|6, host, port, reusePort, bufferBytes, rxArena, bigArena, rxMeta, txHeaders, txMeta,
- * stats, gso) */
+ * stats, gso, gro?) */
 static napi_value js_create(napi_env env, napi_callback_info info) {
-  size_t argc = 12;
-  napi_value argv[12], self;
+  size_t argc = 13;
+  napi_value argv[13], self;
   napi_get_cb_info(env, info, &argc, argv, &self, NULL);
   if (argc < 12) return throw_type(env, "create: 12 arguments expected");
-  bool gso;
+  bool gso, gro = false;
   if (napi_get_value_bool(env, argv[11], &gso) != napi_ok) return throw_type(env, "gso must be a boolean");
+  if (argc == 13 && napi_get_value_bool(env, argv[12], &gro) != napi_ok) return throw_type(env, "gro must be a boolean");
   uint32_t fam, port, reuse, bufbytes;
   char host[64];
   size_t hl;
@@ -147,7 +150,7 @@ static napi_value js_create(napi_env env, napi_callback_info info) {
     return throw_type(env, "txHeaders must be a Buffer");
   if (!get_typed(env, argv[9], napi_uint32_array, &txm, &txml)) return throw_type(env, "txMeta must be a Uint32Array");
   if (!get_typed(env, argv[10], napi_float64_array, &st, &stl) || stl < S_COUNT)
-    return throw_type(env, "stats must be a Float64Array of 11+");
+    return throw_type(env, "stats must be a Float64Array of 12+");
   uint32_t batch = (uint32_t)(rxml / RX_META);
   if (batch == 0 || batch > MAX_BATCH || txml < (size_t)batch * TX_META || rxl % batch != 0 || hdrl % batch != 0 ||
       bigl % batch != 0 || (bigl != 0 && bigl / batch <= rxl / batch))
@@ -212,6 +215,13 @@ static napi_value js_create(napi_env env, napi_callback_info info) {
   s->gfirst = calloc(batch, sizeof *s->gfirst);
   s->gso = gso;
   s->gso_max_seg = GSO_MAX_SEG;
+  /* Joined datagrams can be up to 64 KiB: only where a slot and its big slot hold that, and the
+   * kernel has UDP_GRO (else the socket reads datagrams one by one, as before). */
+  if (gro && s->big_bytes >= 65535) {
+    int on = 1;
+    s->rctl = calloc(batch, CMSG_SPACE(sizeof(int)));
+    if (s->rctl && setsockopt(fd, SOL_UDP, UDP_GRO, &on, sizeof on) == 0) s->gro = 1;
+  }
   if (!s->slots || !s->slot_refs || !s->bigs || !s->big_refs || !s->is_big || !s->rmsg || !s->riov || !s->raddr || !s->tmsg || !s->tiov || !s->taddr || !s->gmsg || !s->giov ||
       !s->gctl || !s->gcount || !s->gfirst) {
     close(fd);
@@ -274,9 +284,19 @@ static void on_poll(uv_poll_t *h, int status, int events) {
   napi_get_reference_value(env, s->cb_ref, &cb);
   napi_get_reference_value(env, s->self_ref, &recv);
   int fatal = 0;
-  for (uint32_t round = 0; round < s->rx_rounds && !s->closing && !fatal; round++) {
+  /* The work of one callback is bounded in datagrams, not in batches: a UDP GRO joined datagram
+   * holds a whole run (up to ~45 frames), so count its segments, or 8 batches of joined datagrams
+   * would hold the event loop for thousands of frames. */
+  uint64_t budget = (uint64_t)s->rx_rounds * s->batch, used = 0;
+  for (uint32_t round = 0; round < s->rx_rounds && used < budget && !s->closing && !fatal; round++) {
     uint32_t n = recv_batch(s);
     if (n == 0) break;
+    used += n;
+    for (uint32_t i = 0; s->gro && i < n; i++) { /* a joined datagram counts as its segments */
+      uint32_t len = s->rx_meta[(size_t)i * RX_META], fl = s->rx_meta[(size_t)i * RX_META + 1];
+      uint32_t seg = fl >> 16;
+      if ((fl & FLAG_SEGMENTS) && seg > 0) used += (len + seg - 1) / seg - 1;
+    }
     /* A resumable handler may stop after datagram k-1 and return k: the rest of the batch comes in
      * another callback, after the nextTicks and promise continuations the first one queued (each
      * callback from here is outermost, so Node runs them when it returns), as dgram runs them
@@ -481,6 +501,17 @@ static napi_value js_buffer_sizes(napi_env env, napi_callback_info info) {
   return arr;
 }
 
+/* gro(handle) -> whether the socket reads UDP GRO joined datagrams (create asked, and the kernel agreed). */
+static napi_value js_gro(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], v;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  sock_t *s = argc == 1 ? unwrap(env, argv[0]) : NULL;
+  if (!s) return throw_type(env, "gro(handle)");
+  napi_get_boolean(env, s->gro != 0, &v);
+  return v;
+}
+
 /* close(handle): idempotent. */
 static napi_value js_close(napi_env env, napi_callback_info info) {
   size_t argc = 1;
@@ -516,6 +547,7 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
       {"bufferSizes", NULL, js_buffer_sizes, NULL, NULL, NULL, napi_default, NULL},
       {"close", NULL, js_close, NULL, NULL, NULL, napi_default, NULL},
       {"fd", NULL, js_fd, NULL, NULL, NULL, napi_default, NULL},
+      {"gro", NULL, js_gro, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   /* What this build can do, for JS that must not run on an older one (start's third argument). */

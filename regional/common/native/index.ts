@@ -17,6 +17,12 @@ export const NO_HEADER = 0xffffffff;
 export const FLAG_TRUNCATED = 1;
 /** The datagram is longer than a slot: read it from bigSlots[i]. */
 export const FLAG_BIG = 2;
+/**
+ * UDP GRO joined several datagrams of one peer into this one: each but the last is
+ * `segmentSize(flags)` bytes long (the flags word's upper 16 bits).
+ */
+export const FLAG_SEGMENTS = 4;
+export const segmentSize = (flags: number): number => flags >>> 16;
 /** Indices of `stats` (batch_udp.c keeps them). */
 export const Stat = {
   rx: 0,
@@ -32,8 +38,10 @@ export const Stat = {
   txGsoTrains: 9,
   /** ECONNREFUSED on any call: the connected peer's port is closed (a transceiver went away). */
   refused: 10,
+  /** Datagrams received joined by UDP GRO (each holding several). */
+  rxGro: 11,
 } as const;
-const STATS = 11;
+const STATS = 12;
 
 /** Datagrams per recvmmsg / sendmmsg call. */
 export const DEFAULT_BATCH = 64;
@@ -60,7 +68,10 @@ interface Binding {
     txMeta: Uint32Array,
     stats: Float64Array,
     gso: boolean,
+    gro?: boolean,
   ): Handle;
+  /** Absent in builds before UDP GRO. */
+  gro?(h: Handle): boolean;
   /** onBatch's return is read only when resumable: where to go on in the batch (see startResumable). */
   start(
     h: Handle,
@@ -151,6 +162,12 @@ export interface BatchSocketOptions {
   gso?: boolean;
   /** Header arena (batch x header bytes), shared by the sockets of one worker; own one if absent. */
   headers?: Buffer;
+  /**
+   * Read UDP GRO joined datagrams (FLAG_SEGMENTS): the kernel queues a peer's run of datagrams as
+   * one, so a burst costs one queue entry and one slot. Needs maxDatagram >= 65,535 (the default); a
+   * kernel without UDP_GRO leaves it off (`gro` says).
+   */
+  gro?: boolean;
 }
 
 export class BatchSocket {
@@ -207,7 +224,13 @@ export class BatchSocket {
       this.txMeta,
       this.stats,
       o.gso ?? process.env.GR_RELAY_GSO !== "off",
+      o.gro === true,
     );
+  }
+
+  /** Whether this socket reads UDP GRO joined datagrams. */
+  get gro(): boolean {
+    return this.#b.gro?.(this.#h) === true;
   }
 
   /** Binds a socket (throws on setup errors: EADDRINUSE, a non-literal host, ...). */

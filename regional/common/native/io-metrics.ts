@@ -11,6 +11,7 @@ const EVENTS: [string, number][] = [
   ["tx_would_block", Stat.txBlocked],
   ["tx_errors", Stat.txErrors],
   ["tx_gso_trains", Stat.txGsoTrains],
+  ["rx_gro_joined", Stat.rxGro],
   ["connection_refused", Stat.refused],
 ];
 

@@ -2,6 +2,9 @@
 // continue into big slots), sendmmsg from rows describing slot, offset, length, header and
 // destination. Data-path errors are counted in the handle's stats, never raised.
 #include "sock.h"
+#include <netinet/udp.h>
+
+#define GRO_CTL CMSG_SPACE(sizeof(int))
 
 int fill_addr(struct sockaddr_storage *ss, int sock_family, uint32_t fam, uint32_t port,
                      const uint32_t *a) {
@@ -67,8 +70,8 @@ uint32_t recv_batch(sock_t *s) {
     h->msg_namelen = sizeof s->raddr[i];
     h->msg_iov = iov;
     h->msg_iovlen = two ? 2 : 1;
-    h->msg_control = NULL;
-    h->msg_controllen = 0;
+    h->msg_control = s->gro ? s->rctl + (size_t)i * GRO_CTL : NULL;
+    h->msg_controllen = s->gro ? GRO_CTL : 0;
     h->msg_flags = 0;
   }
   int r;
@@ -98,6 +101,17 @@ uint32_t recv_batch(sock_t *s) {
     if (h->msg_flags & MSG_TRUNC) {
       m[1] |= FLAG_TRUNCATED;
       s->stats[S_RX_TRUNC]++;
+    }
+    if (s->gro && h->msg_controllen > 0) {
+      for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c != NULL; c = CMSG_NXTHDR((struct msghdr *)h, c)) {
+        if (c->cmsg_level != SOL_UDP || c->cmsg_type != UDP_GRO) continue;
+        int seg;
+        memcpy(&seg, CMSG_DATA(c), sizeof seg);
+        if (seg > 0 && seg < 65536 && (uint32_t)seg < m[0]) {
+          m[1] |= FLAG_SEGMENTS | ((uint32_t)seg << 16);
+          s->stats[S_RX_GRO]++;
+        }
+      }
     }
     const struct sockaddr_storage *ss = &s->raddr[i];
     if (ss->ss_family == AF_INET) {

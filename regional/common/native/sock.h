@@ -21,12 +21,16 @@
 #define RX_ROUNDS 8 /* batches per readiness callback before yielding to other handles (default) */
 #define FLAG_TRUNCATED 1u
 #define FLAG_BIG 2u /* longer than a slot: the whole datagram is in its big slot */
+/* UDP GRO (create's gro): the kernel joined several datagrams of one peer into one; each but the
+ * last is as long as the segment size carried in the flags word's upper 16 bits. */
+#define FLAG_SEGMENTS 4u
 #define NO_HEADER 0xffffffffu
 #define GSO_MAX_SEG 1400 /* segment (datagram) size that fits a 1500-byte MTU with IPv6 headers */
 
 /* Indices of the stats Float64Array (mirrored in native/index.ts). */
-enum { S_RX, S_RX_BATCHES, S_RX_TRUNC, S_RX_ERR, S_TX, S_TX_BLOCKED, S_TX_ERR, S_TX_CALLS, S_ERRNO, S_TX_GSO, S_REFUSED, S_COUNT };
-/* S_REFUSED: ECONNREFUSED seen on the socket (the connected peer's port is closed), any call. */
+enum { S_RX, S_RX_BATCHES, S_RX_TRUNC, S_RX_ERR, S_TX, S_TX_BLOCKED, S_TX_ERR, S_TX_CALLS, S_ERRNO, S_TX_GSO, S_REFUSED, S_RX_GRO, S_COUNT };
+/* S_REFUSED: ECONNREFUSED seen on the socket (the connected peer's port is closed), any call.
+ * S_RX_GRO: datagrams received joined by UDP GRO (each holds several). */
 
 typedef struct sock_s {
   uv_poll_t poll;
@@ -62,6 +66,9 @@ typedef struct sock_s {
   struct mmsghdr *tmsg;
   struct iovec *tiov;
   struct sockaddr_storage *taddr;
+  /* UDP GRO: the socket asked for joined datagrams (UDP_GRO); rctl holds a control buffer per slot. */
+  int gro;
+  uint8_t *rctl;
   /* UDP GSO trains (gso.c): several same-length datagrams to one peer as one send. */
   int gso;
   uint32_t gso_max_seg; /* longest datagram put in a train: lowered when a route's MTU refuses one */

@@ -50,6 +50,8 @@ export class ConferenceSocket {
   readonly keyId: number;
   readonly config: ConferenceConfig;
   readonly #socket: Socket;
+  /** The address other transceivers send to (fixed once bound). */
+  readonly #self: HostPort;
   readonly #h = newConferenceHeader();
   // Keyed by the conference id's low word (random: a good hash) and the destination slot (the
   // hub and legs of one conference may share a process); the high word is checked.
@@ -64,6 +66,8 @@ export class ConferenceSocket {
     this.metrics = metrics;
     this.mac = nodeMac(config.keys);
     this.keyId = config.keys.active.id;
+    const a = socket.address();
+    this.#self = config.advertise ?? { host: a.address, port: a.port, ipv6: a.family === "IPv6" };
     socket.on("message", (msg, rinfo) => this.#onMessage(msg, rinfo));
     socket.on("error", () => metrics.drops.no_route.inc());
   }
@@ -82,9 +86,7 @@ export class ConferenceSocket {
 
   /** The address other transceivers send to: TRANSCEIVER_CONFERENCE_ADDR, or the bound one. */
   get address(): HostPort {
-    if (this.config.advertise) return this.config.advertise;
-    const a = this.#socket.address();
-    return { host: a.address, port: a.port, ipv6: a.family === "IPv6" };
+    return this.#self;
   }
 
   get endpoints(): number {
@@ -138,7 +140,8 @@ export class ConferenceSocket {
     const out = buf ?? Buffer.allocUnsafe(CONFERENCE_MAX_FRAME);
     const end = encodeConferenceFrame(out, 0, h, payload, this.mac);
     if (end < 0) return -1;
-    this.#socket.send(out.subarray(0, end), to.port, to.host);
+    if (this.#isLocal(h, to)) this.#toSelf(out, end);
+    else this.#socket.send(out.subarray(0, end), to.port, to.host);
     this.metrics.out.frames.inc();
     this.metrics.out.bytes.inc(end);
     return end;
@@ -147,6 +150,30 @@ export class ConferenceSocket {
   /** A buffer for a frame of `payloadBytes` (default the most), filled at 20.. before `send(h, null, to, buf)`. */
   frameBuffer(payloadBytes = CONFERENCE_MAX_PAYLOAD): Buffer {
     return Buffer.allocUnsafe(CONFERENCE_OVERHEAD_BYTES + payloadBytes);
+  }
+
+  /**
+   * A frame to an endpoint on this very socket, sent to the socket's own advertised address: the
+   * hub and a leg of one conference on this process (a joiner whose nearest cluster chose the
+   * hub's own transceiver). The advertised address need not route back to this host (a NAT's or
+   * a tunnel's), so such a frame never leaves the process: it is decoded as received, from that
+   * same address (which the hub checks against the leg's hello), after the sender's turn (no
+   * re-entry into the endpoint that sent it). Both must hold: an address a forwarder fronts for
+   * several peers is not this socket's alone, and a slot registered here may belong to a stale
+   * second leg while the hub sends to the bound one elsewhere.
+   */
+  #isLocal(h: ConferenceHeader, to: HostPort): boolean {
+    if (to.port !== this.#self.port || to.host !== this.#self.host) return false;
+    return this.#byKey.get(key(h.conferenceLo, h.destinationSlot))?.hi === h.conferenceHi;
+  }
+
+  #toSelf(out: Buffer, end: number): void {
+    const msg = Buffer.copyBytesFrom(out, 0, end);
+    const a = this.#self;
+    const from: RemoteInfo = { address: a.host, port: a.port, family: a.ipv6 ? "IPv6" : "IPv4", size: end };
+    queueMicrotask(() => {
+      if (!this.#closed) this.#onMessage(msg, from);
+    });
   }
 
   #onMessage(msg: Buffer, from: RemoteInfo): void {

@@ -21,5 +21,6 @@ export const DROP_REASONS = [
   "path_in_use",
   "srtp_replay",
   "srtcp_replay",
+  "srtp_ssrc_limit",
 ] as const;
 export type DropReason = (typeof DROP_REASONS)[number];

@@ -16,7 +16,16 @@ import {
   newFrameHeader,
 } from "../../../shared/backbone/frame.ts";
 import type { HostPort } from "../../../shared/topology/address.ts";
-import { BatchSocket, FLAG_TRUNCATED, NO_HEADER, RX_META, Stat, TX_META } from "../../common/native/index.ts";
+import {
+  BatchSocket,
+  FLAG_SEGMENTS,
+  FLAG_TRUNCATED,
+  NO_HEADER,
+  RX_META,
+  Stat,
+  segmentSize,
+  TX_META,
+} from "../../common/native/index.ts";
 import type { Mux } from "../core/mux.ts";
 import type { TransceiverMetrics } from "../metrics.ts";
 import type { Backbone, RelaySender } from "./backbone.ts";
@@ -65,15 +74,19 @@ export class BatchBackboneSocket implements Backbone {
     metrics: TransceiverMetrics,
     bufferBytes: number,
     count: number,
+    gro = true,
   ): BatchBackboneSocket {
     const reusePort = count > 1;
     const sockets: BatchSocket[] = [];
+    // UDP GRO: a relay's run of frames to us (sent as one GSO train, or joined by the NIC) is one
+    // queue entry and one slot instead of one each, so a burst fills the receive buffer far less.
+    // A joined run lands in a slot's long-datagram overflow (maxDatagram's default holds 64 KiB).
+    const o = { reusePort, bufferBytes, batch: BATCH, gro };
     try {
-      const first = BatchSocket.open({ host: at.host, port: at.port, reusePort, bufferBytes, batch: BATCH });
+      const first = BatchSocket.open({ host: at.host, port: at.port, ...o });
       sockets.push(first);
       const port = first.address().port;
-      for (let i = 1; i < count; i++)
-        sockets.push(BatchSocket.open({ host: at.host, port, reusePort, bufferBytes, batch: BATCH }));
+      for (let i = 1; i < count; i++) sockets.push(BatchSocket.open({ host: at.host, port, ...o }));
     } catch (e) {
       for (const s of sockets) s.close();
       throw e;
@@ -137,7 +150,22 @@ export class BatchBackboneSocket implements Backbone {
       }
       const host =
         meta[o + 2] === 4 ? this.#addresses.host4(meta[o + 4]!) : this.#addresses.host6(s.rxMetaBytes, o);
-      if (this.#dispatch(msg, meta[o]!, host, meta[o + 3]!)) break;
+      const flags = meta[o + 1]!;
+      if ((flags & FLAG_SEGMENTS) === 0) {
+        if (this.#dispatch(msg, meta[o]!, host, meta[o + 3]!)) break;
+        continue;
+      }
+      // Joined by GRO: one frame per segment, in order. A STUN or DTLS handshake frame inside
+      // stops the batch after this datagram (its segments are one peer's run of one length:
+      // a handshake frame and media of the same length in one run is the rare case it delays).
+      const seg = segmentSize(flags);
+      const len = meta[o]!;
+      let handshake = false;
+      for (let at = 0; at < len && !this.#closed; at += seg) {
+        const end = Math.min(len, at + seg);
+        if (this.#dispatch(msg.subarray(at, end), end - at, host, meta[o + 3]!)) handshake = true;
+      }
+      if (handshake) break;
     }
     this.#inBatch = false;
     this.#flush();

@@ -31,7 +31,7 @@ export async function openBackbone(
   const { io, reason } = chooseBackboneIo(c.io);
   const at = [c.udp, c.clusterId, c.transceiverId, metrics, c.socketBufferBytes, c.socketCount] as const;
   if (io === "batch") {
-    const b = BatchBackboneSocket.open(...at);
+    const b = BatchBackboneSocket.open(...at, c.gro);
     return { socket: b, io, reason, totals: () => b.totals() };
   }
   const socket = await BackboneSocket.open(...at, c.connectRelays);

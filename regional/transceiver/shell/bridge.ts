@@ -7,7 +7,7 @@
 // the turn's datagrams); frames are written into a buffer the bridge keeps, not a new one each.
 import type { IncomingMessage } from "node:http";
 import WebSocket from "ws";
-import type { BackendCall, BackendConnector, BackendLink, BridgeHandlers } from "../backend-link.ts";
+import type { BackendLink, BridgeHandlers } from "../backend-link.ts";
 import {
   AUDIO_BATCH_HEADER,
   AUDIO_BATCH_MAX_FRAMES,
@@ -18,12 +18,13 @@ import {
   type AudioFrameHeader,
   appendAudioFrame,
   encodeAudioFrame,
+  MAX_EVENT_BYTES,
   newAudioFrameHeader,
   readAudioFrameHeader,
   sealAudioBatch,
   writeAudioFrameHeader,
 } from "../backend-protocol.ts";
-import type { TransceiverConfig } from "../config.ts";
+import { flushAtTurnEnd } from "./turn-flush.ts";
 
 export interface BridgeOptions {
   url: string;
@@ -32,19 +33,8 @@ export interface BridgeOptions {
   connectTimeoutMs: number;
 }
 
-export const MAX_EVENT_BYTES = 256 * 1024;
-
 /** Bytes a bridge batches before it flushes early (any one frame fits). */
 const BATCH_BUFFER_BYTES = 4096;
-
-// Bridges with a batch waiting, flushed together once per event-loop turn.
-const dirty: BackendBridge[] = [];
-let flushScheduled = false;
-function flushDirty(): void {
-  flushScheduled = false;
-  for (let i = 0; i < dirty.length; i++) dirty[i]!.flushBatch();
-  dirty.length = 0;
-}
 
 export class BackendBridge implements BackendLink {
   readonly #ws: WebSocket;
@@ -170,11 +160,7 @@ export class BackendBridge implements BackendLink {
     if (this.#fill + bytes > BATCH_BUFFER_BYTES || this.#count === AUDIO_BATCH_MAX_FRAMES) this.flushBatch();
     if (this.#count === 0) {
       this.#fill = 2;
-      dirty.push(this);
-      if (!flushScheduled) {
-        flushScheduled = true;
-        setImmediate(flushDirty);
-      }
+      flushAtTurnEnd(this);
     }
     this.#fill = appendAudioFrame(this.#buffer(), this.#fill, h, payload);
     this.#count++;
@@ -205,6 +191,10 @@ export class BackendBridge implements BackendLink {
 
   sendAudio(h: AudioFrameHeader, payload: Uint8Array): void {
     this.framesToBackend++;
+    if (payload.length > AUDIO_FRAME_MAX_PAYLOAD) {
+      this.#drop("audio"); // the protocol carries at most 1500 bytes, queued or not
+      return;
+    }
     if (this.#state !== "open") {
       const frame = encodeAudioFrame(h, payload);
       this.#push(frame, frame.length, "audio");
@@ -247,29 +237,4 @@ export class BackendBridge implements BackendLink {
       this.#ws.terminate();
     }
   }
-}
-
-/** BACKEND_URL ws(s)://: one WebSocket per session, the call named in its headers. */
-export function webSocketBackend(
-  c: Pick<TransceiverConfig, "backendUrl" | "backendQueueBytes" | "backendConnectTimeoutMs">,
-): BackendConnector {
-  const o = {
-    url: c.backendUrl,
-    queueBytes: c.backendQueueBytes,
-    connectTimeoutMs: c.backendConnectTimeoutMs,
-  };
-  return {
-    open: (call: BackendCall, h: BridgeHandlers) =>
-      new BackendBridge(
-        {
-          ...o,
-          headers: {
-            "x-gr-call-id": call.callId,
-            "x-gr-cluster-id": String(call.clusterId),
-            "x-gr-transceiver-id": String(call.transceiverId),
-          },
-        },
-        h,
-      ),
-  };
 }

@@ -19,6 +19,7 @@
 // DtlsServer; each member is checked and a missing one only skips the guard (logged once).
 import type { RTCPeerConnection } from "werift";
 import type { Logger } from "../../common/log.ts";
+import { armDtlsGuard } from "./dtls-guard-arm.ts";
 
 const CLIENT_HELLO = 1;
 const CERTIFICATE = 11;
@@ -168,33 +169,11 @@ export function newGuardCounters(): GuardCounters {
   return { flight6Resent: 0, helloIgnored: 0, earlyIgnored: 0, repeatIgnored: 0 };
 }
 
-let skipReported = false;
-
-/**
- * Guards every DTLS transport of `pc` that becomes a server. werift creates the DtlsServer
- * synchronously right after the transport's state turns "connecting", before any datagram can
- * reach it, so a microtask after that state change is in time. The role must be set by then
- * (shell/peer.ts sets it right after setRemoteDescription). A werift whose DtlsServer lacks a
- * member is warned about on `log`, once per process.
- */
+/** Guards every DTLS transport of `pc` that becomes a server (armDtlsGuard). */
 export function guardDtlsServerRole(
   pc: RTCPeerConnection,
   log?: Pick<Logger, "warn">,
 ): { counters: GuardCounters; guarded: () => boolean } {
   const counters = newGuardCounters();
-  let guarded = false;
-  for (const t of pc.dtlsTransports) {
-    t.onStateChange.subscribe((state) => {
-      if (state !== "connecting" || t.role !== "server") return;
-      queueMicrotask(() => {
-        const ok = guardDtlsServer((t as unknown as { dtls?: unknown }).dtls, counters);
-        guarded = ok || guarded;
-        if (!ok && log && !skipReported) {
-          skipReported = true;
-          log.warn("werift's DtlsServer is not the shape the DTLS server guard wraps; unguarded", {});
-        }
-      });
-    });
-  }
-  return { counters, guarded: () => guarded };
+  return { counters, guarded: armDtlsGuard(pc, "server", (s) => guardDtlsServer(s, counters), log) };
 }

@@ -15,6 +15,7 @@ import { ApiError } from "../errors.ts";
 import type { TransceiverMetrics } from "../metrics.ts";
 import type { CallAudio } from "./audio.ts";
 import type { CallPaths } from "./call-paths.ts";
+import { guardDtlsClientRole } from "./dtls-client-guard.ts";
 import { guardRecordSequence } from "./dtls-sequence.ts";
 import { guardDtlsServerRole } from "./dtls-server-guard.ts";
 import { applyOffer } from "./peer.ts";
@@ -96,6 +97,7 @@ export class Negotiation {
     applyOffer(pc, this.#offer);
     // After the role is set (a=setup:active makes us the DTLS server), before DTLS starts.
     guardDtlsServerRole(pc, this.#d.log);
+    guardDtlsClientRole(pc, this.#d.log);
     const { ufrag, pwd } = this.#mintCredentials();
     this.#att = attachSharedSocket(pc, {
       ufrag,

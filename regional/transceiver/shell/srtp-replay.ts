@@ -15,8 +15,9 @@ export function guardTransport(t: RTCDtlsTransport, drops: Drops): boolean {
   const srtp = t.srtp?.remoteContext;
   const srtcp = t.srtcp?.remoteContext;
   if (srtp === undefined || srtcp === undefined) return false;
-  guardReplays(srtp, () => drops.srtp_replay.inc());
-  guardReplays(srtcp, () => drops.srtcp_replay.inc());
+  const tooMany = () => drops.srtp_ssrc_limit.inc();
+  guardReplays(srtp, () => drops.srtp_replay.inc(), tooMany);
+  guardReplays(srtcp, () => drops.srtcp_replay.inc(), tooMany);
   return true;
 }
 

@@ -20,6 +20,13 @@ import { FRESH, ReplayWindow } from "./replay-window.ts";
 /** Called once per packet dropped as a replay. */
 export type ReplaySink = () => void;
 
+/**
+ * SSRCs a guarded context keeps state for (a call has one or two): a client holding the call's
+ * keys cannot make werift's per-SSRC table or our windows grow without end. A packet of one more
+ * is dropped before its tag is checked.
+ */
+export const MAX_SSRCS_PER_CONTEXT = 16;
+
 export class SrtpReplayError extends SrtpAuthenticationError {
   constructor(message: string) {
     super(message);
@@ -29,6 +36,7 @@ export class SrtpReplayError extends SrtpAuthenticationError {
 
 const RTP_REPLAYED = new SrtpReplayError("SRTP packet replayed or too old (RFC 3711 3.3.2)");
 const RTCP_REPLAYED = new SrtpReplayError("SRTCP packet replayed or too old (RFC 3711 3.3.2)");
+const TOO_MANY_SSRCS = new SrtpReplayError(`more than ${MAX_SSRCS_PER_CONTEXT} SSRCs on one SRTP context`);
 const RTP_FAILED = "Failed to authenticate SRTP packet";
 const RTP_HEADER = 12;
 const RTCP_HEADER = 8;
@@ -39,6 +47,9 @@ const GUARD = Symbol("srtp replay guard");
 
 interface Guard {
   readonly onReplay: ReplaySink;
+  readonly onTooManySsrcs: ReplaySink;
+  /** SSRCs of werift's per-SSRC SRTP table added since the guard (bounded by MAX_SSRCS_PER_CONTEXT). */
+  rtpSsrcs: number;
   /** SRTCP windows by sender SSRC (SRTP keeps its own on werift's per-SSRC state). */
   readonly rtcp: Map<number, ReplayWindow>;
 }
@@ -63,9 +74,18 @@ interface Ctx {
   [GUARD]?: Guard;
 }
 
-/** From now on, `context` (a werift SrtpContext or SrtcpContext) drops replays and reports each. */
-export function guardReplays(context: object, onReplay: ReplaySink): void {
-  (context as Ctx)[GUARD] = { onReplay, rtcp: new Map() };
+/**
+ * From now on, `context` (a werift SrtpContext or SrtcpContext) drops replays and packets of an
+ * SSRC past MAX_SSRCS_PER_CONTEXT, and reports each.
+ */
+export function guardReplays(
+  context: object,
+  onReplay: ReplaySink,
+  onTooManySsrcs: ReplaySink = onReplay,
+): void {
+  const ctx = context as Ctx;
+  const known = Object.keys(ctx.srtpSSRCStates ?? {}).length;
+  ctx[GUARD] = { onReplay, onTooManySsrcs, rtpSsrcs: known, rtcp: new Map() };
 }
 
 /** True when `context` was given a sink. */
@@ -103,9 +123,15 @@ export function decryptRtp(this: Ctx, packet: Buffer): [Buffer, RtpHeader] {
   const index = roc * 0x10000 + seq;
   const guard = this[GUARD];
   const w = s?.window;
-  if (guard !== undefined && w !== undefined && w.check(index) !== FRESH) {
-    guard.onReplay();
-    throw RTP_REPLAYED;
+  if (guard !== undefined) {
+    if (w !== undefined && w.check(index) !== FRESH) {
+      guard.onReplay();
+      throw RTP_REPLAYED;
+    }
+    if (s === undefined && guard.rtpSsrcs >= MAX_SSRCS_PER_CONTEXT) {
+      guard.onTooManySsrcs();
+      throw TOO_MANY_SSRCS;
+    }
   }
   // Throws on a failed tag: nothing below runs for a forged packet.
   const out = this.cipher.decryptRtp(packet, roc, header);
@@ -119,6 +145,7 @@ export function decryptRtp(this: Ctx, packet: Buffer): [Buffer, RtpHeader] {
       window: undefined,
     };
     this.srtpSSRCStates[ssrc] = s;
+    if (guard !== undefined) guard.rtpSsrcs++;
   }
   commitIndex(s, seq, roc);
   if (guard !== undefined) {
@@ -141,6 +168,10 @@ export function decryptRTCP(this: Ctx, packet: Buffer): [Buffer, RtcpHeader] {
   if (w !== undefined && w.check(index) !== FRESH) {
     guard.onReplay();
     throw RTCP_REPLAYED;
+  }
+  if (w === undefined && guard.rtcp.size >= MAX_SSRCS_PER_CONTEXT) {
+    guard.onTooManySsrcs();
+    throw TOO_MANY_SSRCS;
   }
   const out = this.cipher.decryptRTCP(packet);
   if (w === undefined) {
