@@ -163,7 +163,12 @@ static napi_value js_create(napi_env env, napi_callback_info info) {
   int fd = socket(af, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return throw_errno(env, "socket", errno);
   int one = 1, zero = 0, b = (int)bufbytes;
-  if (reuse && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) goto fail_errno;
+  /* Port 0 with SO_REUSEPORT: Linux's ephemeral pick skips only ports it could not share, so it may
+   * hand out a port another SO_REUSEPORT socket of this user already holds, and the two would split
+   * each other's datagrams. So a port-0 socket binds first (a port nobody holds) and joins reuse
+   * after; later sockets on that port still join its group. */
+  bool reuse_late = reuse && port == 0;
+  if (reuse && !reuse_late && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) goto fail_errno;
   if (af == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero); /* as dgram udp6 */
   if (b > 0) {
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &b, sizeof b); /* capped by net.core.rmem_max, checked in JS */
@@ -180,6 +185,7 @@ static napi_value js_create(napi_env env, napi_callback_info info) {
     snprintf(what, sizeof what, "bind %s port %u", host, port);
     return throw_errno(env, what, e);
   }
+  if (reuse_late && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) goto fail_errno;
 
   sock_t *s = calloc(1, sizeof *s);
   if (!s) {

@@ -3,6 +3,7 @@
 // unconnected send goes out in the same tick instead of after a dns.lookup nextTick.
 import dgram from "node:dgram";
 import { parseHostPort } from "../../../shared/topology/address.ts";
+import { unsharedUdpPort } from "../../common/reuse-port.ts";
 
 type LookupCb = (err: Error | null, address: string, family: number) => void;
 const literalLookup = (host: string, family: unknown, cb: LookupCb): void => {
@@ -21,7 +22,8 @@ export function isV6Host(host: string): boolean {
 }
 
 /** Binds a socket; resolves once listening. */
-export function bindUdp(o: UdpOptions): Promise<dgram.Socket> {
+export async function bindUdp(o: UdpOptions): Promise<dgram.Socket> {
+  const port = o.reusePort && o.port === 0 ? await unsharedUdpPort(o.host) : o.port;
   const sock = dgram.createSocket({
     type: isV6Host(o.host) ? "udp6" : "udp4",
     reusePort: o.reusePort,
@@ -32,7 +34,7 @@ export function bindUdp(o: UdpOptions): Promise<dgram.Socket> {
   return new Promise((resolve, reject) => {
     const onError = (e: Error): void => reject(e);
     sock.once("error", onError);
-    sock.bind({ port: o.port, address: o.host, exclusive: true }, () => {
+    sock.bind({ port, address: o.host, exclusive: true }, () => {
       sock.off("error", onError);
       resolve(sock);
     });

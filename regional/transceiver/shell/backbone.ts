@@ -14,6 +14,7 @@ import {
   newFrameHeader,
 } from "../../../shared/backbone/frame.ts";
 import type { HostPort } from "../../../shared/topology/address.ts";
+import { unsharedUdpPort } from "../../common/reuse-port.ts";
 import type { Mux } from "../core/mux.ts";
 import type { TransceiverMetrics } from "../metrics.ts";
 
@@ -118,7 +119,7 @@ export class BackboneSocket implements Backbone {
       });
       return socket;
     };
-    const first = await bind(at.port);
+    const first = await bind(reusePort && at.port === 0 ? await unsharedUdpPort(at.host) : at.port);
     const sockets = [first];
     for (let i = 1; i < count; i++) sockets.push(await bind(first.address().port));
     const b = new BackboneSocket(sockets, clusterId, transceiverId, metrics);
