@@ -7,6 +7,7 @@ import dgram from "node:dgram";
 import { afterEach, describe, expect, it } from "vitest";
 import { BatchSocket } from "../../regional/common/native/index.ts";
 import { bindUdp, closeUdp } from "../../regional/relay/shell/udp.ts";
+import { freeUdpPort } from "../support/ports.ts";
 import { until } from "./harness.ts";
 
 const HELD = 800;
@@ -30,13 +31,7 @@ const shareBatch = (port = 0): { port: number; sock: BatchSocket } => {
 /** Ports held by SO_REUSEPORT sockets on explicit ports (each taken from a plain bind first). */
 async function holdPorts(): Promise<Set<number>> {
   const held = new Set<number>();
-  for (let i = 0; i < HELD; i++) {
-    const probe = dgram.createSocket("udp4");
-    await new Promise<void>((r) => probe.bind(0, "127.0.0.1", () => r()));
-    const port = probe.address().port;
-    await new Promise<void>((r) => probe.close(() => r()));
-    held.add((await shareDgram(port)).port);
-  }
+  for (let i = 0; i < HELD; i++) held.add((await shareDgram(await freeUdpPort())).port);
   return held;
 }
 

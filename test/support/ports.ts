@@ -1,8 +1,8 @@
 // Free ports for servers that cannot bind port 0 themselves (child processes told a port, or a
 // topology written before the sockets exist). A port free a moment ago can be taken again, so
 // tests bind port 0 directly wherever they can.
-import { createSocket } from "node:dgram";
 import { createServer } from "node:net";
+import { unsharedUdpPort } from "../../regional/common/reuse-port.ts";
 
 export async function freeTcpPort(host = "127.0.0.1"): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -16,13 +16,5 @@ export async function freeTcpPort(host = "127.0.0.1"): Promise<number> {
   });
 }
 
-export async function freeUdpPort(host = "127.0.0.1"): Promise<number> {
-  const s = createSocket(host.includes(":") ? "udp6" : "udp4");
-  await new Promise<void>((resolve, reject) => {
-    s.once("error", reject);
-    s.bind(0, host, () => resolve());
-  });
-  const port = s.address().port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
+/** A UDP port nobody held a moment ago (the probe the relay's shared sockets use for port 0). */
+export const freeUdpPort = (host = "127.0.0.1"): Promise<number> => unsharedUdpPort(host);
