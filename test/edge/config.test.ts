@@ -190,6 +190,7 @@ describe("rate limits", () => {
       topology: topology(),
       bindings: { ...secrets.bindings, RATE_LIMIT_IP_LIMIT: "2", RATE_LIMIT_PERIOD_S: "3600" },
     });
+    await windowWithRoom(3600);
     expect((await call(x, secrets.apiKey, "198.51.100.7")).status).toBe(201);
     expect((await call(x, secrets.apiKey, "198.51.100.7")).status).toBe(201);
     const limited = await call(x, secrets.apiKey, "198.51.100.7");

@@ -6,8 +6,8 @@
 import dgram from "node:dgram";
 import { afterEach, describe, expect, it } from "vitest";
 import { BatchSocket } from "../../regional/common/native/index.ts";
+import { unsharedUdpPort } from "../../regional/common/reuse-port.ts";
 import { bindUdp, closeUdp } from "../../regional/relay/shell/udp.ts";
-import { freeUdpPort } from "../support/ports.ts";
 import { until } from "./harness.ts";
 
 const HELD = 800;
@@ -28,10 +28,10 @@ const shareBatch = (port = 0): { port: number; sock: BatchSocket } => {
   return { port: sock.address().port, sock };
 };
 
-/** Ports held by SO_REUSEPORT sockets on explicit ports (each taken from a plain bind first). */
+/** Ports in the ephemeral range held by SO_REUSEPORT sockets on explicit ports (each from a plain port-0 bind first). */
 async function holdPorts(): Promise<Set<number>> {
   const held = new Set<number>();
-  for (let i = 0; i < HELD; i++) held.add((await shareDgram(await freeUdpPort())).port);
+  for (let i = 0; i < HELD; i++) held.add((await shareDgram(await unsharedUdpPort("127.0.0.1"))).port);
   return held;
 }
 

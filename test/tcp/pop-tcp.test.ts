@@ -4,6 +4,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { FrameType } from "../../shared/backbone/frame.ts";
 import { bindingRequest, dtls, hint, rtp, txid } from "../relay/fixtures.ts";
+import { Client } from "../relay/harness.ts";
 import { metric, TcpClient, type TcpPath, tcpPath, until } from "./support.ts";
 
 let path: TcpPath | null = null;
@@ -85,9 +86,20 @@ describe("ICE-TCP at the POP", () => {
 
   it("keeps a TCP and a UDP client on the same address and port apart", async () => {
     path = await tcpPath();
-    const { t, udp } = path;
-    // Same port number on both transports (separate port spaces).
-    const c = await TcpClient.connect(path.vipTcp, { localPort: udp.port });
+    const { t } = path;
+    // Same port number on both transports (separate port spaces). The UDP client's port may be
+    // held on TCP (an ephemeral socket, or TIME_WAIT after an earlier test): take another client.
+    let udp = path.udp;
+    let c: TcpClient | undefined;
+    for (let i = 0; !c; i++) {
+      try {
+        c = await TcpClient.connect(path.vipTcp, { localPort: udp.port });
+      } catch (e) {
+        if (i >= 9 || (e as NodeJS.ErrnoException).code !== "EADDRINUSE") throw e;
+        udp = await Client.open();
+        clients.push({ close: () => void udp.close() } as unknown as TcpClient);
+      }
+    }
     clients.push(c);
     expect(c.port).toBe(udp.port);
     c.send(bindingRequest(hint(1, 1)));

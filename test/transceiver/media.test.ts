@@ -149,7 +149,7 @@ describe("media through the shared socket", () => {
     await until(() => echoed(client, 4).length >= 5, "echo before move");
     const before = await status(callId);
     const realPort = Number(before.clientAddress!.split(":")[1]);
-    const apparent = 20000 + Math.floor(Math.random() * 20000);
+    const apparent = 20001; // below the ephemeral range the real port is from; each test its own (one relay remaps all)
     h.relay.remap(realPort, apparent);
     // The client's next consent check arrives from the new address once the old path is quiet.
     let seq = 100;
@@ -240,7 +240,7 @@ describe("media through the shared socket", () => {
     await talk(client, 11, 3, 0);
     await until(() => echoed(client, 11).length >= 3, "echo before the move");
     const realPort = Number((await status(callId)).clientAddress!.split(":")[1]);
-    const apparent = 20000 + Math.floor(Math.random() * 20000);
+    const apparent = 20002; // below the ephemeral range the real port is from; each test its own (one relay remaps all)
     h.relay.remap(realPort, apparent);
     const checked = h.t.metrics.pathEventCount("checked");
     const validated = h.t.metrics.pathEventCount("validated");
