@@ -169,9 +169,12 @@ async function runMode(mode: string): Promise<Result> {
   const profile = process.env.BENCH_PROFILE_ALL
     ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_ALL}`, `--cpu-prof-name=${mode}.cpuprofile`]
     : [];
+  // BENCH_SERVER_FLAGS="--trace-gc …": extra Node flags for the server process only.
+  const serverFlags = (process.env.BENCH_SERVER_FLAGS ?? "").split(/\s+/).filter(Boolean);
   const server = forkChild("./server.ts", { BENCH_MODE: mode === "werift" ? "werift" : "gr" }, [
     "--expose-gc",
     ...profile,
+    ...serverFlags,
   ]);
   await server.wait("hello");
   const started = await server.request(
@@ -235,6 +238,8 @@ async function runMode(mode: string): Promise<Result> {
   await windowOpen;
   // BENCH_PROFILE=dir: a CPU profile of the server over the measurement window only.
   if (process.env.BENCH_PROFILE) await server.request({ cmd: "profile-start" }, "profile-started");
+  // BENCH_HEAP_PROFILE=dir: sampled allocations of the server over the window (top-allocations.ts).
+  if (process.env.BENCH_HEAP_PROFILE) await server.request({ cmd: "heap-start" }, "heap-started");
   const dropsAtWindow = udpDrops(serverPorts) - drops0.server;
   const w0 = await stats({ resetEld: true });
   const t0 = performance.now();
@@ -244,6 +249,12 @@ async function runMode(mode: string): Promise<Result> {
     await server.request(
       { cmd: "profile-stop", path: `${process.env.BENCH_PROFILE}/${mode}.cpuprofile` },
       "profile-stopped",
+    );
+  }
+  if (process.env.BENCH_HEAP_PROFILE) {
+    await server.request(
+      { cmd: "heap-stop", path: `${process.env.BENCH_HEAP_PROFILE}/${mode}.heapprofile` },
+      "heap-stopped",
     );
   }
   const elapsedMs = performance.now() - t0;

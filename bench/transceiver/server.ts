@@ -97,6 +97,27 @@ process.on("message", (m: Msg) => {
         writeFileSync(m.path as string, JSON.stringify(profile));
         return send({ cmd: "profile-stopped" });
       }
+      // Allocations over the window, the collected ones included (what the garbage collector works on).
+      case "heap-start": {
+        const { Session } = await import("node:inspector/promises");
+        inspector ??= new Session();
+        try {
+          inspector.connect();
+        } catch {}
+        await inspector.post("HeapProfiler.enable");
+        await inspector.post("HeapProfiler.startSampling", {
+          samplingInterval: 1024,
+          includeObjectsCollectedByMajorGC: true,
+          includeObjectsCollectedByMinorGC: true,
+        } as never);
+        return send({ cmd: "heap-started" });
+      }
+      case "heap-stop": {
+        const { profile } = (await inspector!.post("HeapProfiler.stopSampling")) as { profile: unknown };
+        const { writeFileSync } = await import("node:fs");
+        writeFileSync(m.path as string, JSON.stringify(profile));
+        return send({ cmd: "heap-stopped" });
+      }
       case "start":
         return start(m);
       case "offer": {

@@ -26,6 +26,11 @@ interface Counters {
   rtpContinuityPending: boolean;
 }
 const counters = (s: RTCRtpSender) => s as unknown as Counters;
+const perPacketHeader = (c: Counters) => c.headerBytesSent / c.packetCount;
+interface Transport {
+  packetsSent: number;
+  bytesSent: number;
+}
 
 async function connectedSender() {
   const { client, callId } = await h.connectClient({ dataChannel: false });
@@ -50,7 +55,19 @@ describe("RtpOut: audio RTP without werift's per-packet path", () => {
       await sender.sendRtp(new RtpPacket(header, payloads[i]!));
     }
     const afterWerift = { ...c };
+    const dtls = sender.dtlsTransport as unknown as { packetsSent: number; bytesSent: number };
+    const pair = (sender.dtlsTransport.iceTransport.connection as unknown as { nominated: Transport })
+      .nominated;
+    const before = { dtls: { ...dtls }, pair: { ...pair } };
     for (let i = 10; i < 20; i++) out.send(pt, 500 + i, 4000 + i * 960, i === 15, payloads[i]!);
+    // The shared socket's pair: sent by the direct chain, with werift's transport counters moved.
+    expect(out.directSends).toBe(10);
+    expect(out.encryptFailures).toBe(0);
+    expect(dtls.packetsSent - before.dtls.packetsSent).toBe(10);
+    expect(pair.packetsSent - before.pair.packetsSent).toBe(10);
+    expect(pair.bytesSent - before.pair.bytesSent).toBe(dtls.bytesSent - before.dtls.bytesSent);
+    // SRTP adds a 10-byte tag to each 12-byte header + 90-byte payload.
+    expect(pair.bytesSent - before.pair.bytesSent).toBe(10 * (perPacketHeader(c) + 90 + 10));
     await until(
       () => client.received.length >= 20,
       () => `20 packets (${client.received.length})`,
@@ -68,7 +85,7 @@ describe("RtpOut: audio RTP without werift's per-packet path", () => {
       expect(hd.extensions).toEqual([]);
     }
     // The direct path moved the counters by what werift's own path moves them per packet.
-    const perPacket = afterWerift.headerBytesSent / afterWerift.packetCount;
+    const perPacket = perPacketHeader(afterWerift);
     expect(c.packetCount - afterWerift.packetCount).toBe(10);
     expect(c.octetCount - afterWerift.octetCount).toBe(10 * 90);
     expect(c.headerBytesSent - afterWerift.headerBytesSent).toBe(10 * perPacket);
@@ -117,6 +134,8 @@ describe("RtpOut: audio RTP without werift's per-packet path", () => {
       Buffer.concat([Buffer.from([0xee, i]), randomBytes(60)]),
     );
     for (const [i, p] of payloads.entries()) out.send(111, 7000 + i, (7000 + i) * 960, false, p);
+    // The client's pair is on werift's own socket: werift's send chain, not the direct one.
+    expect(out.directSends).toBe(0);
     const echoed = () => client.received.filter((p) => p.payload[0] === 0xee);
     await until(
       () => echoed().length >= 10,

@@ -137,6 +137,14 @@ export async function restartIceChecks(pc: RTCPeerConnection): Promise<void> {
 
 const SENT: Promise<void> = Promise.resolve();
 
+/** The shared socket's transports: a send on one is synchronous and cannot fail (rtp-out.ts). */
+const sharedTransports = new WeakSet<object>();
+
+/** True when a pair's transport is the shared socket's (attachSharedSocket), not werift's own. */
+export function isSharedTransport<T extends object>(t: T | undefined): t is T {
+  return t !== undefined && sharedTransports.has(t);
+}
+
 /** What the shared socket offers a session: send one datagram to a client address. */
 export type SharedSend = (data: Buffer, addr: Address) => void;
 
@@ -199,6 +207,7 @@ export function attachSharedSocket(pc: RTCPeerConnection, o: AttachOptions): Ice
       o.onClose();
     },
   };
+  sharedTransports.add(transport);
   const protocol = new StunProtocol() as unknown as ProtocolInternals;
   protocol.transport = transport;
   protocol.localIp = o.candidateHost;
