@@ -5,11 +5,12 @@
 // werift's own getStats() reports for the same call.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RTCRtpReceiver, RtpHeader, RtpPacket, useOPUS } from "werift";
+import { RTCPeerConnection, RTCRtpReceiver, RtpHeader, RtpPacket, useOPUS } from "werift";
 import { CallStats } from "../../regional/transceiver/shell/stats.ts";
 import {
   type InboundState,
   leanReceive,
+  leanRoute,
   MEDIA_MEMBERS,
   mediaStatsOf,
 } from "../../regional/transceiver/shell/werift-media.ts";
@@ -181,5 +182,73 @@ describe("leanReceive: werift's receiver without the per-packet work audio does 
     } finally {
       receiver.stop();
     }
+  });
+});
+
+describe("leanRoute: werift's RTP routing without a new extension map per packet", () => {
+  interface Router {
+    routeRtp(p: RtpPacket): void;
+    ssrcTable: Record<number, object>;
+    extIdUriMap: Record<number, string>;
+  }
+  const routerOf = (pc: RTCPeerConnection) => (pc as unknown as { router: Router }).router;
+
+  it("hands a packet without extensions to its SSRC's receiver with one shared map; werift routes the rest", async () => {
+    const pc = new RTCPeerConnection();
+    try {
+      const r = routerOf(pc);
+      const seen: [RtpPacket, object][] = [];
+      const receiver = {
+        handleRtpBySsrc: (p: RtpPacket, e: object) => seen.push([p, e]),
+        sdesMid: undefined,
+      };
+      r.ssrcTable[7] = receiver;
+      r.extIdUriMap[4] = "urn:ietf:params:rtp-hdrext:sdes:mid";
+      expect(leanRoute(pc)).toBe(true);
+      expect(leanRoute(pc)).toBe(true); // once: the second call wraps nothing
+      const plain = (seq: number, ssrc = 7) =>
+        new RtpPacket(new RtpHeader({ payloadType: 111, sequenceNumber: seq, ssrc }), randomBytes(8));
+      const a = plain(1);
+      const b = plain(2);
+      r.routeRtp(a);
+      r.routeRtp(b);
+      expect(seen.map(([p]) => p)).toEqual([a, b]);
+      expect(seen[0]![1]).toEqual({});
+      expect(seen[1]![1]).toBe(seen[0]![1]);
+      expect(Object.isFrozen(seen[0]![1])).toBe(true);
+      // With a mid extension: werift's routing, which parses it and labels the receiver.
+      const withMid = plain(3);
+      withMid.header.extension = true;
+      withMid.header.extensions = [{ id: 4, payload: Buffer.from("0") }];
+      r.routeRtp(withMid);
+      expect(seen[2]![0]).toBe(withMid);
+      expect(seen[2]![1]).toEqual({ "urn:ietf:params:rtp-hdrext:sdes:mid": "0" });
+      expect(receiver.sdesMid).toBe("0");
+      // An SSRC the router does not know: werift's (it finds no receiver and drops it).
+      r.routeRtp(plain(4, 8));
+      expect(seen).toHaveLength(3);
+    } finally {
+      await pc.close();
+    }
+  });
+
+  it("is on for a call: the client's audio reaches the receiver with the shared map", async () => {
+    const { client, callId } = await h.connectClient();
+    const call = h.t.calls.get(callId)!;
+    const receiver = call.pc.getTransceivers()[0]!.receiver as unknown as {
+      handleRtpBySsrc(p: RtpPacket, e: object): void;
+    };
+    const maps: object[] = [];
+    const handle = receiver.handleRtpBySsrc;
+    receiver.handleRtpBySsrc = (p, e) => {
+      maps.push(e);
+      handle(p, e);
+    };
+    burst(client, 0, 20, () => false);
+    await until(
+      () => maps.length >= 20,
+      () => `20 packets routed (${maps.length})`,
+    );
+    expect(maps.every((e) => e === maps[0] && Object.isFrozen(e))).toBe(true);
   });
 });

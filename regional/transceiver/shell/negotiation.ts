@@ -21,6 +21,7 @@ import { guardDtlsServerRole } from "./dtls-server-guard.ts";
 import { applyOffer } from "./peer.ts";
 import { guardSrtpReplay } from "./srtp-replay.ts";
 import { attachSharedSocket, type IceAttachment, iceTransportCount } from "./werift-glue.ts";
+import { leanRoute } from "./werift-media.ts";
 
 const enc = new TextEncoder();
 const noop = (): void => {};
@@ -108,6 +109,7 @@ export class Negotiation {
       onClose: noop,
     });
     paths.attach(this.#att);
+    leanRoute(pc);
     this.#useCredentials(ufrag, pwd);
     await pc.setLocalDescription(await pc.createAnswer());
     if (!this.#d.audio.negotiated()) {

@@ -20,16 +20,17 @@ import {
   RTCDtlsTransport,
   RtcpHeader,
   RtpHeader,
+  RtpPacket,
   SrtcpSession,
   SrtpSession,
 } from "werift";
 import { decryptRTCP, decryptRtp, encryptRTCP, encryptRtp } from "./ctr-cipher.ts";
 import { updateRolloverCount } from "./packet-index.ts";
-import { fastRtcpHeaderParser, fastRtpHeaderParser } from "./rtp-header.ts";
+import { fastRtcpHeaderParser, fastRtpHeaderParser, fastRtpPacketParser } from "./rtp-header.ts";
 import { decryptRTCP as unprotectRtcp, decryptRtp as unprotectRtp } from "./unprotect.ts";
 
-/** sha256 of werift 0.25.2's CipherAesCtr class and RTP/RTCP header parsers (see fingerprint()). */
-export const WERIFT_CTR_FINGERPRINT = "d614e09fc3cfe83efba1d7ac295bca0d7d8c55228db745ab7f0a65525d8f3415";
+/** sha256 of werift 0.25.2's CipherAesCtr class and RTP/RTCP header and RTP packet parsers (see fingerprint()). */
+export const WERIFT_CTR_FINGERPRINT = "9a1ab6caeda5654925df656e8806944bfb9c687b316de8a8b2673e3285b71827";
 
 /** Which SRTP profiles this process offers, in order ("werift": AES-GCM first, as shipped). */
 export const SRTP_PROFILE_ORDERS = ["aes-cm-only", "aes-cm-first", "werift"] as const;
@@ -63,7 +64,9 @@ export function fingerprint(): string {
 // werift's own parsers, as imported (the fingerprint is of these, before or after the swap).
 const rtpParse = RtpHeader.deSerialize.bind(RtpHeader);
 const rtcpParse = RtcpHeader.deSerialize.bind(RtcpHeader);
-const parserSource = RtpHeader.deSerialize.toString() + RtcpHeader.deSerialize.toString();
+const packetParse = RtpPacket.deSerialize.bind(RtpPacket);
+const parserSource =
+  RtpHeader.deSerialize.toString() + RtcpHeader.deSerialize.toString() + RtpPacket.deSerialize.toString();
 
 let installed: InstallResult | undefined;
 // The profile order of this process: the last install call sets it (the swap itself happens once).
@@ -90,6 +93,7 @@ export function installFastSrtp(
   p.decryptRTCP = decryptRTCP;
   RtpHeader.deSerialize = fastRtpHeaderParser(rtpParse);
   RtcpHeader.deSerialize = fastRtcpHeaderParser(rtcpParse);
+  RtpPacket.deSerialize = fastRtpPacketParser(packetParse);
   offered = profilesOf(order);
   const proto = RTCDtlsTransport.prototype as unknown as { start: (...a: unknown[]) => unknown };
   const start = proto.start;

@@ -16,6 +16,7 @@
 import { ProtectionProfileAeadAes128Gcm, type RtcpHeader, RtpHeader, SrtpAuthenticationError } from "werift";
 import { commitIndex, packetRoc, type SrtpSsrcState } from "./packet-index.ts";
 import { FRESH, ReplayWindow } from "./replay-window.ts";
+import { parseRtpHeader, rememberDecrypted } from "./rtp-header.ts";
 
 /** Called once per packet dropped as a replay. */
 export type ReplaySink = () => void;
@@ -97,16 +98,18 @@ function fail(message: string): never {
   throw new SrtpAuthenticationError(message);
 }
 
-// werift's parseSrtpRtpHeader (not exported): the lengths, then the header (RtpHeader.deSerialize,
-// the fast parser once installFastSrtp ran), with werift's errors.
+// werift's parseSrtpRtpHeader (not exported): the lengths, then the header (rtp-header.ts, or
+// werift's RtpHeader.deSerialize where that one declines), with werift's errors.
 function parseHeader(packet: Buffer, tag: number): RtpHeader {
   const tagAt = packet.length - tag;
   if (packet.length < RTP_HEADER + tag) fail(RTP_FAILED);
-  let h: RtpHeader;
-  try {
-    h = RtpHeader.deSerialize(packet.subarray(0, tagAt));
-  } catch {
-    fail(RTP_FAILED);
+  let h: RtpHeader | undefined = parseRtpHeader(packet, tagAt);
+  if (h === undefined) {
+    try {
+      h = RtpHeader.deSerialize(packet.subarray(0, tagAt));
+    } catch {
+      fail(RTP_FAILED);
+    }
   }
   h.paddingSize = 0;
   if (h.payloadOffset < RTP_HEADER || h.payloadOffset > tagAt) fail(RTP_FAILED);
@@ -152,6 +155,8 @@ export function decryptRtp(this: Ctx, packet: Buffer): [Buffer, RtpHeader] {
     s.window ??= new ReplayWindow();
     s.window.commit(index);
   }
+  // The ciphers copy the header into their output unchanged and read its padding from the plaintext.
+  rememberDecrypted(out[0], out[1]);
   return out;
 }
 
