@@ -29,7 +29,8 @@
 //   werift prefers it (werift's cipher per packet); -cr  TRANSCEIVER_CONNECT_RELAYS=1; -dgram
 //   TRANSCEIVER_IO=dgram (Node's dgram instead of the batched addon, recvmmsg/sendmmsg);
 //   -percall  BACKEND_SHARED_CONNECTIONS=0 (one WebSocket per call, as before shared connections);
-//   -nogro  TRANSCEIVER_GRO=0 (the batched sockets read a relay's GSO train datagram by datagram).
+//   -nogro  TRANSCEIVER_GRO=0 (the batched sockets read a relay's GSO train datagram by datagram);
+//   -v8heap  TRANSCEIVER_HEAP_GROWING_PERCENT=0 (V8's own heap growing factor, as before the tuning).
 import { type ChildProcess, fork, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -190,6 +191,7 @@ async function runMode(mode: string): Promise<Result> {
       gro: !mode.includes("-nogro"),
       io: mode.includes("-dgram") ? "dgram" : "batch",
       srtpProfiles: mode.includes("-gcm") ? "werift" : "aes-cm-only",
+      heapGrowingPercent: mode.includes("-v8heap") ? 0 : undefined,
     },
     "started",
   );

@@ -64,6 +64,7 @@ async function start(m: Msg): Promise<void> {
         gro: m.gro !== false,
         io: m.io === "dgram" ? "dgram" : "batch",
         srtpProfiles: m.srtpProfiles === "werift" ? "werift" : "aes-cm-only",
+        ...(typeof m.heapGrowingPercent === "number" ? { heapGrowingPercent: m.heapGrowingPercent } : {}),
       }),
       {
         log: createLogger({ svc: "bench-transceiver" }, "error"),

@@ -34,6 +34,8 @@ export interface TransceiverConfig {
   io: BackboneIo;
   /** SRTP profiles offered in DTLS (docs/werift.md, "SRTP"): AES-CM alone by default. */
   srtpProfiles: SrtpProfileOrder;
+  /** V8's heap growing factor, 1 + this/100, for the process (heap-tuning.ts); 0: V8's own. */
+  heapGrowingPercent: number;
   /** Where the signalling HTTP server binds. */
   http: HostPort;
   /** Signalling URL announced in heartbeats; default: http://<bound address>. */
@@ -144,6 +146,7 @@ export function loadConfig(
     io: backboneIo(r.str("TRANSCEIVER_IO", "auto"), r.problems),
     gro: r.int("TRANSCEIVER_GRO", 0, 1, 1) === 1,
     srtpProfiles: srtpProfileOrder(r),
+    heapGrowingPercent: r.int("TRANSCEIVER_HEAP_GROWING_PERCENT", 0, 1000, DEFAULT_HEAP_GROWING_PERCENT),
     http: r.hostPort("TRANSCEIVER_HTTP", "127.0.0.1:0"),
     httpAdvertise: r.optional("TRANSCEIVER_HTTP_ADVERTISE"),
     backendUrl: r.url("BACKEND_URL", "ws://127.0.0.1:8090", /^(wss?|internal):$/),
@@ -179,6 +182,8 @@ export function loadConfig(
 
 export const DEFAULT_SETUP_LIMIT_PER_KEY = 20;
 export const DEFAULT_SETUP_LIMIT_PER_NETWORK = 5;
+/** The old generation may grow to 4x its live size before a mark-compact (heap-tuning.ts). */
+export const DEFAULT_HEAP_GROWING_PERCENT = 300;
 
 /** A one-key cluster keyring (key id 0, the single-secret form) from raw bytes. */
 export function singleClusterKey(secret: Uint8Array): Keyring {
@@ -207,6 +212,7 @@ export function configWithDefaults(
     io: backboneIo(process.env.TRANSCEIVER_IO ?? "auto", []),
     gro: true,
     srtpProfiles: "aes-cm-only",
+    heapGrowingPercent: DEFAULT_HEAP_GROWING_PERCENT,
     http: { host: "127.0.0.1", port: 0, ipv6: false },
     httpAdvertise: undefined,
     backendUrl: "ws://127.0.0.1:8090",

@@ -17,6 +17,7 @@ import type { TransceiverConfig } from "./config.ts";
 import { type CoarseClock, Mux } from "./core/mux.ts";
 import type { PathLimits } from "./core/paths.ts";
 import { ApiError } from "./errors.ts";
+import { tuneHeapGrowing } from "./heap-tuning.ts";
 import type { MembershipStore } from "./membership.ts";
 import { TransceiverMetrics } from "./metrics.ts";
 import { RESUME_REQUIRED } from "./resume.ts";
@@ -116,6 +117,7 @@ export class Transceiver implements ApiHost {
   static async start(config: TransceiverConfig, o: TransceiverOptions = {}): Promise<Transceiver> {
     assertGlueCompatible();
     const t = new Transceiver(config, o);
+    tuneHeapGrowing(config.heapGrowingPercent);
     const srtp = installFastSrtp(config.srtpProfiles);
     if (!srtp.ok)
       t.log.warn("fast SRTP not installed, werift's own SRTP runs (slower)", { reason: srtp.reason });

@@ -106,6 +106,8 @@ describe("configuration", () => {
     expect(c.maxSessionMs).toBe(3_600_000);
     expect(c.consentTimeoutMs).toBe(30_000);
     expect(c.backendUrl).toBe("ws://127.0.0.1:8090");
+    expect(c.heapGrowingPercent).toBe(300);
+    expect(loadConfig(env({ TRANSCEIVER_HEAP_GROWING_PERCENT: "0" })).heapGrowingPercent).toBe(0);
   });
 
   it("conferences: off without GR_BACKBONE_KEYS, read and validated with it", () => {
@@ -167,6 +169,7 @@ describe("configuration", () => {
           GR_HINT_KEYS: "1:abc",
           BACKEND_URL: "http://x",
           TRANSCEIVER_CAPACITY: "lots",
+          TRANSCEIVER_HEAP_GROWING_PERCENT: "1001",
         }),
       );
       expect.unreachable();
@@ -181,6 +184,7 @@ describe("configuration", () => {
         "GR_HINT_KEYS",
         "BACKEND_URL",
         "TRANSCEIVER_CAPACITY",
+        "TRANSCEIVER_HEAP_GROWING_PERCENT",
       ]) {
         expect(p).toContain(v);
       }
