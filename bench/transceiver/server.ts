@@ -81,44 +81,52 @@ async function start(m: Msg): Promise<void> {
 
 let inspector: import("node:inspector/promises").Session | undefined;
 
+/** The process's one inspector session, connected (the CPU and heap profilers share it). */
+async function inspectorSession(): Promise<import("node:inspector/promises").Session> {
+  if (inspector === undefined) {
+    const { Session } = await import("node:inspector/promises");
+    inspector = new Session();
+    inspector.connect();
+  }
+  return inspector;
+}
+
+/** Stops a profiler (`method`), writes its profile to `path`, and replies `reply`. */
+async function writeProfile(
+  method: "Profiler.stop" | "HeapProfiler.stopSampling",
+  path: string,
+  reply: string,
+) {
+  const { profile } = (await (await inspectorSession()).post(method)) as unknown as { profile: unknown };
+  const { writeFileSync } = await import("node:fs");
+  writeFileSync(path, JSON.stringify(profile));
+  send({ cmd: reply });
+}
+
 process.on("message", (m: Msg) => {
   void (async () => {
     switch (m.cmd) {
       case "profile-start": {
-        const { Session } = await import("node:inspector/promises");
-        inspector = new Session();
-        inspector.connect();
-        await inspector.post("Profiler.enable");
-        await inspector.post("Profiler.start");
+        const session = await inspectorSession();
+        await session.post("Profiler.enable");
+        await session.post("Profiler.start");
         return send({ cmd: "profile-started" });
       }
-      case "profile-stop": {
-        const { profile } = (await inspector!.post("Profiler.stop")) as { profile: unknown };
-        const { writeFileSync } = await import("node:fs");
-        writeFileSync(m.path as string, JSON.stringify(profile));
-        return send({ cmd: "profile-stopped" });
-      }
+      case "profile-stop":
+        return writeProfile("Profiler.stop", m.path as string, "profile-stopped");
       // Allocations over the window, the collected ones included (what the garbage collector works on).
       case "heap-start": {
-        const { Session } = await import("node:inspector/promises");
-        inspector ??= new Session();
-        try {
-          inspector.connect();
-        } catch {}
-        await inspector.post("HeapProfiler.enable");
-        await inspector.post("HeapProfiler.startSampling", {
+        const session = await inspectorSession();
+        await session.post("HeapProfiler.enable");
+        await session.post("HeapProfiler.startSampling", {
           samplingInterval: 1024,
           includeObjectsCollectedByMajorGC: true,
           includeObjectsCollectedByMinorGC: true,
         } as never);
         return send({ cmd: "heap-started" });
       }
-      case "heap-stop": {
-        const { profile } = (await inspector!.post("HeapProfiler.stopSampling")) as { profile: unknown };
-        const { writeFileSync } = await import("node:fs");
-        writeFileSync(m.path as string, JSON.stringify(profile));
-        return send({ cmd: "heap-stopped" });
-      }
+      case "heap-stop":
+        return writeProfile("HeapProfiler.stopSampling", m.path as string, "heap-stopped");
       case "start":
         return start(m);
       case "offer": {

@@ -182,8 +182,7 @@ export function loadConfig(
 
 export const DEFAULT_SETUP_LIMIT_PER_KEY = 20;
 export const DEFAULT_SETUP_LIMIT_PER_NETWORK = 5;
-/** The old generation may grow to 4x its live size before a mark-compact (heap-tuning.ts). */
-export const DEFAULT_HEAP_GROWING_PERCENT = 300;
+export const DEFAULT_HEAP_GROWING_PERCENT = 300; // 4x the live heap (heap-tuning.ts)
 
 /** A one-key cluster keyring (key id 0, the single-secret form) from raw bytes. */
 export function singleClusterKey(secret: Uint8Array): Keyring {

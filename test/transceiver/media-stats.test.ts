@@ -6,11 +6,11 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RTCPeerConnection, RTCRtpReceiver, RtpHeader, RtpPacket, useOPUS } from "werift";
+import { leanRoute } from "../../regional/transceiver/shell/lean-route.ts";
 import { CallStats } from "../../regional/transceiver/shell/stats.ts";
 import {
   type InboundState,
   leanReceive,
-  leanRoute,
   MEDIA_MEMBERS,
   mediaStatsOf,
 } from "../../regional/transceiver/shell/werift-media.ts";

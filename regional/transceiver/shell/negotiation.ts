@@ -18,10 +18,10 @@ import type { CallPaths } from "./call-paths.ts";
 import { guardDtlsClientRole } from "./dtls-client-guard.ts";
 import { guardRecordSequence } from "./dtls-sequence.ts";
 import { guardDtlsServerRole } from "./dtls-server-guard.ts";
+import { leanRoute } from "./lean-route.ts";
 import { applyOffer } from "./peer.ts";
 import { guardSrtpReplay } from "./srtp-replay.ts";
 import { attachSharedSocket, type IceAttachment, iceTransportCount } from "./werift-glue.ts";
-import { leanRoute } from "./werift-media.ts";
 
 const enc = new TextEncoder();
 const noop = (): void => {};

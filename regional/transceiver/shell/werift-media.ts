@@ -225,42 +225,6 @@ export function leanReceive(receiver: RTCRtpReceiver): boolean {
   return true;
 }
 
-/** werift's RtpRouter (media/router.ts), what its routeRtp reads. */
-interface RouterInternals {
-  routeRtp: (packet: RtpPacket) => void;
-  readonly ssrcTable: Record<number, { handleRtpBySsrc?(packet: RtpPacket, extensions: object): void }>;
-}
-
-// What werift's rtpHeaderExtensionsParser makes of a header without extensions (a new {} each time).
-const NO_EXTENSIONS = Object.freeze({});
-const leanRouters = new WeakSet<object>();
-
-/**
- * werift's routeRtp, on this peer connection, for a packet without header extensions (what
- * werift clients and most SIP gateways send) whose SSRC the router knows: the receiver's
- * handler directly, with one shared empty extension map instead of an array and an object per
- * packet. Packets with extensions (browsers: mid and rid steer werift's routing) and new SSRCs
- * take werift's own. False when werift's router is not the shape this was written for.
- */
-export function leanRoute(pc: object): boolean {
-  const r = (pc as { router?: RouterInternals }).router;
-  if (r === undefined || typeof r.routeRtp !== "function" || typeof r.ssrcTable !== "object") return false;
-  if (leanRouters.has(r)) return true;
-  leanRouters.add(r);
-  const werift = r.routeRtp;
-  r.routeRtp = (packet) => {
-    if (packet.header.extensions.length === 0) {
-      const receiver = r.ssrcTable[packet.header.ssrc];
-      if (receiver !== undefined && typeof receiver.handleRtpBySsrc === "function") {
-        receiver.handleRtpBySsrc(packet, NO_EXTENSIONS);
-        return;
-      }
-    }
-    werift(packet);
-  };
-  return true;
-}
-
 interface EventInternals {
   ended: boolean;
   readonly event: {
