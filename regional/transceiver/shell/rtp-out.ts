@@ -170,7 +170,7 @@ export class RtpOut {
   /**
    * werift's dtlsTransport.sendRtp, then connection.send, then the protocol's sendData: the same
    * checks and counters, without the three async functions and the promise each makes per packet
-   * (a third of the transceiver's allocations per echo, measured). Only on the shared socket's
+   * (a quarter of the transceiver's allocations per echo, measured). Only on the shared socket's
    * UDP transport, whose send is synchronous; ICE-TCP, TURN and werift's own sockets frame or
    * route the data themselves and take werift's chain.
    */
