@@ -1,4 +1,5 @@
-// The RTP header parser (srtp/rtp-header.ts) on headers as browsers send them: RFC 8285 one-byte
+// The RTP header parser (srtp/rtp-header.ts) on headers as WebRTC stacks send them where header
+// extensions are negotiated: RFC 8285 one-byte
 // and two-byte extensions (with padding between elements), CSRCs and padding give werift's own
 // objects, and the irregular ones werift reads its own way (ID 15, an element past its block, a
 // block past the packet) too. Then the decrypted packet's parse: werift's transport gets the
@@ -63,7 +64,7 @@ function elements(twoByte: boolean, gaps = true): Buffer {
   return Buffer.concat([body, Buffer.alloc((4 - (body.length % 4)) % 4)]);
 }
 
-describe("RTP header parser: extensions as browsers send them", () => {
+describe("RTP header parser: extensions as WebRTC stacks send them", () => {
   it("gives werift's objects for one-byte, two-byte and other profiles, with CSRCs and padding", () => {
     const profiles = [0xbede, 0x1000, 0x1001, 0x0000, 0xabcd];
     let extended = 0;

@@ -17,7 +17,7 @@ const leanRouters = new WeakSet<object>();
  * werift's routeRtp, on this peer connection, for a packet without header extensions (what
  * werift clients and most SIP gateways send) whose SSRC the router knows: the receiver's
  * handler directly, with one shared empty extension map instead of an array and an object per
- * packet. Packets with extensions (browsers: mid and rid steer werift's routing) and new SSRCs
+ * packet. Packets with extensions (mid and rid steer werift's routing) and new SSRCs
  * take werift's own. False when werift's router is not the shape this was written for.
  */
 export function leanRoute(pc: object): boolean {

@@ -1,7 +1,8 @@
 // werift 0.25.2 parses every RTP and RTCP header bit by bit through strings (`getBit` turns a byte
 // into a binary string six times per RTP header): about a tenth of the CPU of an SRTP round trip.
 // These parse the same fields with masks into the same objects, RFC 8285 header extensions
-// included (browsers put three or four on every audio packet). A header werift would read
+// included (the transceiver's answer negotiates none, so browsers send none; a peer that sends
+// them anyway, or a leg that negotiated them, gets the same fast parse). A header werift would read
 // differently from RFC 3550 (cut short, an extension running past its block, the one-byte ID 15),
 // goes to werift's parser, which then gives its own result or error.
 //
