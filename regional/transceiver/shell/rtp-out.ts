@@ -98,8 +98,9 @@ function ntpNow(): bigint {
  * One call's audio RTP out, as werift's `sender.sendRtp(packet)` sends it when the call has no
  * RTP header extensions, no RED and no pending-RTP queue (what serverPeerConnection negotiates):
  * the same SSRC, payload type, sequence and timestamp offsets, sender-report counters and
- * SRTP/ICE path (werift's `dtlsTransport.sendRtp`), without its per-packet packet clone,
- * extension mapping, BigInt arithmetic, string-built NTP time and three promises. Not kept: the
+ * SRTP/ICE checks and counters (werift's `dtlsTransport.sendRtp` chain, done in one synchronous
+ * call on the shared socket), without its per-packet packet clone, extension mapping, BigInt
+ * arithmetic, string-built NTP time and three promises. Not kept: the
  * NACK history (a client that negotiated audio NACK gets werift's path: `keepHistory`) and the send-side bandwidth estimator's
  * bookkeeping (only transport-cc feedback reads it, never negotiated for audio). Anything else
  * goes through werift's own path.

@@ -137,12 +137,13 @@ export async function restartIceChecks(pc: RTCPeerConnection): Promise<void> {
 
 const SENT: Promise<void> = Promise.resolve();
 
-/** The shared socket's transports: a send on one is synchronous and cannot fail (rtp-out.ts). */
-const sharedTransports = new WeakSet<object>();
+/** Marks the shared socket's transports: a send on one is synchronous and cannot fail (rtp-out.ts). */
+const SHARED_TRANSPORT = Symbol("shared socket transport");
 
 /** True when a pair's transport is the shared socket's (attachSharedSocket), not werift's own. */
 export function isSharedTransport<T extends object>(t: T | undefined): t is T {
-  return t !== undefined && sharedTransports.has(t);
+  // A property read, not a WeakSet lookup: rtp-out.ts asks for every packet it sends.
+  return (t as { [SHARED_TRANSPORT]?: true } | undefined)?.[SHARED_TRANSPORT] === true;
 }
 
 /** What the shared socket offers a session: send one datagram to a client address. */
@@ -191,6 +192,7 @@ export function attachSharedSocket(pc: RTCPeerConnection, o: AttachOptions): Ice
   conn.stunServer = undefined;
   let closed = false;
   const transport = {
+    [SHARED_TRANSPORT]: true as const,
     type: "udp",
     closed: false,
     address: { address: o.candidateHost, port: o.candidatePort, family: "IPv4" },
@@ -207,7 +209,6 @@ export function attachSharedSocket(pc: RTCPeerConnection, o: AttachOptions): Ice
       o.onClose();
     },
   };
-  sharedTransports.add(transport);
   const protocol = new StunProtocol() as unknown as ProtocolInternals;
   protocol.transport = transport;
   protocol.localIp = o.candidateHost;
