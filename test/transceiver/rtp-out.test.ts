@@ -55,7 +55,7 @@ describe("RtpOut: audio RTP without werift's per-packet path", () => {
       await sender.sendRtp(new RtpPacket(header, payloads[i]!));
     }
     const afterWerift = { ...c };
-    const dtls = sender.dtlsTransport as unknown as { packetsSent: number; bytesSent: number };
+    const dtls = sender.dtlsTransport as unknown as Transport;
     const pair = (sender.dtlsTransport.iceTransport.connection as unknown as { nominated: Transport })
       .nominated;
     const before = { dtls: { ...dtls }, pair: { ...pair } };
