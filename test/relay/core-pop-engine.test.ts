@@ -82,6 +82,26 @@ describe("POP engine: first packet and routing", () => {
     expect(e.stats.flowsCreated).toBe(1);
   });
 
+  it("takes the socket layer's numeric IPv4 as the same client as its text, mapped form included", () => {
+    const { e } = engine();
+    const req = bindingRequest(hint(2, 9));
+    const ip = (198 * 2 ** 24 + 51 * 2 ** 16 + 100 * 2 ** 8 + 7) >>> 0;
+    expect(e.fromClient(T0, "::ffff:198.51.100.7", C.port, req, req.length, ip)).toBe(Action.forwardWrapped);
+    expect(e.table.size).toBe(1);
+    // The flow is found by number, by plain text and by mapped text alike: one flow, not three.
+    const data = rtp();
+    expect(e.fromClient(T0 + 1, C.address, C.port, data, data.length, ip)).toBe(Action.forwardWrapped);
+    expect(e.fromClient(T0 + 2, C.address, C.port, data, data.length)).toBe(Action.forwardWrapped);
+    expect(e.fromClient(T0 + 3, "::ffff:198.51.100.7", C.port, data, data.length)).toBe(
+      Action.forwardWrapped,
+    );
+    expect(e.table.size).toBe(1);
+    expect(readFrame(Buffer.concat([e.out.header, data]))!.clientIp).toBe(C.address);
+    // -1 is IPv6: the text is parsed as such, and no IPv4 flow is touched.
+    expect(e.fromClient(T0 + 4, "2001:db8::7", C.port, data, data.length, -1)).toBe(Action.drop);
+    expect(e.stats.drops[Drop.noFlow]).toBe(1);
+  });
+
   it("drops and counts what cannot open a flow", () => {
     const { e } = engine();
     const cases: [Buffer, number][] = [

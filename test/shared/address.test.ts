@@ -31,6 +31,14 @@ describe("IPv4", () => {
       { numRuns: 5000 },
     );
   });
+  it("parses from an offset exactly as it parses the rest of the text", () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 8 }), fc.oneof(addressish, fc.ipV4(), fc.string()), (head, tail) => {
+        expect(parseIpv4(head + tail, head.length)).toBe(parseIpv4(tail));
+      }),
+      { numRuns: 2000 },
+    );
+  });
   it.each(["1.2.3.4", "0.0.0.0", "255.255.255.255", "10.0.0.1"])("accepts %s", (s) => {
     expect(formatIpv4(parseIpv4(s))).toBe(s);
   });

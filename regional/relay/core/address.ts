@@ -11,7 +11,8 @@ const MAPPED_PREFIX = "::ffff:";
 export function ipv4Of(address: string): number {
   const v4 = parseIpv4(address);
   if (v4 >= 0) return v4;
-  if (address.length > 7 && address.startsWith(MAPPED_PREFIX)) return parseIpv4(address.slice(7));
+  // Parsed in place: a dual-stack VIP reports every IPv4 client in this form, once per datagram.
+  if (address.length > 7 && address.startsWith(MAPPED_PREFIX)) return parseIpv4(address, 7);
   return -1;
 }
 

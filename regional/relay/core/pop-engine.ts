@@ -142,11 +142,20 @@ export class PopEngine {
 
   // ---- client -> backbone ----------------------------------------------------------------------
 
-  /** A datagram from a client on the VIP socket. */
-  fromClient(now: number, address: string, port: number, buf: Uint8Array, len: number): Action {
+  /**
+   * A datagram from a client on the VIP socket. `ip` is the address as a number when the socket
+   * layer has it already (the batched path reads it from the receive metadata): -1 for IPv6.
+   */
+  fromClient(
+    now: number,
+    address: string,
+    port: number,
+    buf: Uint8Array,
+    len: number,
+    ip: number = ipv4Of(address),
+  ): Action {
     const tick = this.#advanceTime(now);
     const table = this.table;
-    const ip = ipv4Of(address);
     let slot: number;
     let key6 = "";
     if (ip >= 0) {

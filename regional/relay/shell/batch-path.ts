@@ -242,6 +242,7 @@ export class BatchPath {
         m[o + 3]!,
         buf,
         len,
+        m[o + 2] === 4 ? m[o + 4]! : -1,
       );
       if (a === Action.forwardWrapped)
         this.#queue(this.#upstream(e.out.peerKind, e.out.peerId), i, 0, len, i);
