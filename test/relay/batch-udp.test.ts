@@ -449,6 +449,37 @@ describe("batched UDP addon", () => {
     expect(() => sock({ reusePort: true, port: r1.address().port })).not.toThrow();
   });
 
+  it("refuses a handle that is not one of its sockets, with a TypeError", () => {
+    const b = loadBinding();
+    if (b instanceof Error) throw b;
+    for (const bad of [{}, [], null, 7, "handle", Buffer.alloc(64)]) {
+      expect(() => b.fd(bad as object)).toThrow(TypeError);
+      expect(() => b.close(bad as object)).toThrow(TypeError);
+    }
+  });
+
+  it("frees a socket nobody closed once the collector takes its handle", () => {
+    // A child with --expose-gc: 20 sockets opened, dropped unclosed, collected; their descriptors go.
+    // Only sockets are counted (the runtime opens other files lazily, /dev/null among them).
+    const child = `
+      import { readdirSync, readlinkSync } from "node:fs";
+      import { BatchSocket } from ${JSON.stringify(join(process.cwd(), "regional/common/native/index.ts"))};
+      const sockets = () => readdirSync("/proc/self/fd").filter((f) => {
+        try { return readlinkSync("/proc/self/fd/" + f).startsWith("socket:"); } catch { return false; }
+      }).length;
+      const before = sockets();
+      (() => { for (let i = 0; i < 20; i++) BatchSocket.open({ host: "127.0.0.1", port: 0, reusePort: false, bufferBytes: 0 }); })();
+      const opened = sockets() - before;
+      for (let i = 0; i < 10 && sockets() > before; i++) { globalThis.gc(); await new Promise((r) => setTimeout(r, 20)); }
+      process.stdout.write(JSON.stringify({ opened, left: sockets() - before }));
+    `;
+    const r = spawnSync(process.execPath, ["--expose-gc", "--input-type=module", "-e", child], {
+      encoding: "utf8",
+    });
+    expect(r.stderr).toBe("");
+    expect(JSON.parse(r.stdout)).toEqual({ opened: 20, left: 0 });
+  });
+
   it("closes idempotently, stops delivering, and leaves no descriptor behind", async () => {
     const before = openFds();
     const many: BatchSocket[] = [];

@@ -96,10 +96,15 @@ static void finalize(napi_env env, void *data, void *hint) {
   else if (s->handle_closed) free_sock(s);
 }
 
+/* The handle is an External, not a wrapped object: every flush starts here, and reading an
+ * External is a type check and a load, where napi_unwrap is a private-property lookup through
+ * V8's runtime (about 1 % of the relay's CPU at 40k pps). The magic word rejects Externals that
+ * are not ours; the memory stays valid until the External itself is collected (finalize). */
 static sock_t *unwrap(napi_env env, napi_value v) {
-  sock_t *s = NULL;
-  if (napi_unwrap(env, v, (void **)&s) != napi_ok) return NULL;
-  return s;
+  void *p = NULL;
+  if (napi_get_value_external(env, v, &p) != napi_ok || p == NULL) return NULL;
+  sock_t *s = p;
+  return s->magic == SOCK_MAGIC ? s : NULL;
 }
 
 static int get_u32(napi_env env, napi_value v, uint32_t *out) {
@@ -247,10 +252,14 @@ static napi_value js_create(napi_env env, napi_callback_info info) {
   }
   s->poll.data = s;
   for (int i = 0; i < 6; i++) napi_create_reference(env, argv[5 + i], 1, &s->refs[i]);
-  napi_value obj;
-  napi_create_object(env, &obj);
-  napi_wrap(env, obj, s, finalize, NULL, NULL);
+  s->magic = SOCK_MAGIC;
   napi_add_env_cleanup_hook(env, cleanup_hook, s);
+  napi_value obj;
+  if (napi_create_external(env, s, finalize, NULL, &obj) != napi_ok) {
+    s->finalized = 1; /* no External will ever finalize it: closing frees it */
+    close_sock(s, 0);
+    return throw_errno(env, "create", ENOMEM);
+  }
   return obj;
 
 fail_errno: {

@@ -53,6 +53,7 @@ export const DEFAULT_SLOT_BYTES = 2_048;
  */
 export const DEFAULT_MAX_DATAGRAM = 65_536;
 
+/** The addon's socket: an opaque External (batch_udp.c). */
 type Handle = object;
 interface Binding {
   create(

@@ -32,7 +32,12 @@ enum { S_RX, S_RX_BATCHES, S_RX_TRUNC, S_RX_ERR, S_TX, S_TX_BLOCKED, S_TX_ERR, S
 /* S_REFUSED: ECONNREFUSED seen on the socket (the connected peer's port is closed), any call.
  * S_RX_GRO: datagrams received joined by UDP GRO (each holds several). */
 
+/* First word of every sock_t: the handle is an External (see unwrap in batch_udp.c), and this
+ * tells ours from any other addon's. */
+#define SOCK_MAGIC 0x47526275u /* "GRbu" */
+
 typedef struct sock_s {
+  uint32_t magic;
   uv_poll_t poll;
   napi_env env;
   int fd;
