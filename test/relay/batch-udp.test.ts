@@ -14,6 +14,7 @@ import {
   type BatchSocketOptions,
   chooseIoMode,
   FLAG_BIG,
+  FLAG_SEGMENTS,
   FLAG_TRUNCATED,
   loadBinding,
   NO_HEADER,
@@ -362,6 +363,57 @@ describe("batched UDP addon", () => {
     for (const g of got.slice(0, 4)) expect(g.data.every((b) => b === (g.len & 255))).toBe(true);
     for (const g of got.slice(4)) expect(g.flags & FLAG_TRUNCATED).toBe(FLAG_TRUNCATED);
     expect(s.stats[Stat.rxTruncated]).toBe(2);
+  });
+
+  it("reads every batch right after smaller ones: headers the kernel wrote into are set up again", async () => {
+    // The addon sets up again only the receive headers the last call used. What the kernel wrote
+    // into one (a control length of 0 after a datagram without GRO, MSG_TRUNC, a long datagram)
+    // must not leak into the next batch, nor a small batch leave later headers unusable.
+    const p = await peer();
+    // 1. GRO: a GSO train (joined into header 0) after single datagrams, and singles after a train.
+    const g = sock({ gro: true });
+    const joined = collect(g).got;
+    const out = sock({ gso: true });
+    const arena = Buffer.alloc(20 * 100);
+    for (let round = 0; round < 4; round++) {
+      joined.length = 0;
+      for (let i = 0; i < 20; i++) {
+        arena.fill(round * 20 + i, i * 100, i * 100 + 100);
+        out.queue(0, i * 100, 100, NO_HEADER, 4, g.address().port, 0x7f000001);
+      }
+      expect(out.flushArena(arena)).toBe(20);
+      await until(() => joined.reduce((n, d) => n + d.len, 0) === 2_000, `the train of round ${round}`);
+      const bytes = Buffer.concat(joined.map((d) => d.data));
+      for (let i = 0; i < 20; i++) expect(bytes[i * 100], `round ${round}`).toBe(round * 20 + i);
+      if (g.gro)
+        expect(joined.some((d) => (d.flags & FLAG_SEGMENTS) !== 0 && d.flags >>> 16 === 100)).toBe(true);
+      joined.length = 0;
+      for (let i = 0; i < 3; i++) p.send(Buffer.alloc(30, i), g.address().port, "127.0.0.1");
+      await until(() => joined.length === 3, `singles of round ${round}`);
+      for (const d of joined) expect(d).toMatchObject({ len: 30, flags: 0 });
+    }
+    // 2. Slots of 256 bytes, at most 1,024: a full batch, then one cut, one long and one short
+    // datagram in the headers the full batch used, then a full batch again.
+    const s = sock({ slotBytes: 256, maxDatagram: 1_024 });
+    const { got, batches } = collect(s);
+    const port = s.address().port;
+    for (let round = 0; round < 3; round++) {
+      got.length = 0;
+      for (let i = 0; i < 40; i++) p.send(Buffer.alloc(64, i), port, "127.0.0.1");
+      await until(() => got.length === 40, `40 datagrams, round ${round}`);
+      expect(got.map((d) => d.data[0])).toEqual(Array.from({ length: 40 }, (_, i) => i));
+      for (const d of got) expect(d).toMatchObject({ len: 64, flags: 0, family: 4 });
+      for (const size of [2_000, 1_000, 10]) {
+        got.length = 0;
+        p.send(Buffer.alloc(size, 9), port, "127.0.0.1");
+        await until(() => got.length === 1, `the ${size}-byte datagram, round ${round}`);
+        const d = got[0]!;
+        if (size === 2_000) expect(d.flags & FLAG_TRUNCATED).toBe(FLAG_TRUNCATED);
+        else expect(d).toMatchObject({ len: size, flags: size > 256 ? FLAG_BIG : 0, port: p.address().port });
+        if (size <= 1_024) expect(d.data.every((b) => b === 9)).toBe(true);
+      }
+    }
+    expect(batches.some((n) => n > 1)).toBe(true);
   });
 
   it("receives and answers IPv6, and IPv4 on a dual-stack socket as family 4", async () => {

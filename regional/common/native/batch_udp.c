@@ -201,6 +201,7 @@ static napi_value js_create(napi_env env, napi_callback_info info) {
   s->fd = fd;
   s->family = af;
   s->batch = batch;
+  s->rx_dirty = batch; /* every receive header set up on the first call */
   s->slot_bytes = (uint32_t)(rxl / batch);
   s->big_bytes = (uint32_t)(bigl / batch);
   s->hdr_bytes = (uint32_t)(hdrl / batch);
@@ -464,6 +465,7 @@ static napi_value js_replace_slot(napi_env env, napi_callback_info info) {
   napi_create_reference(env, argv[2], 1, ref);
   if (big) s->bigs[i] = data;
   else s->slots[i] = data;
+  if (s->rx_dirty < i + 1) s->rx_dirty = i + 1; /* its receive header points at the old memory */
   return NULL;
 }
 

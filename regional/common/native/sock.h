@@ -48,6 +48,7 @@ typedef struct sock_s {
   int polling;
   int resumable; /* start(..., true): the handler may stop early and name where to go on */
   uint32_t rx_rounds; /* batches per readiness callback (start's 4th argument, else RX_ROUNDS) */
+  uint32_t rx_dirty;  /* receive headers to set up again before the next recvmmsg (those it used) */
   uint32_t batch;
   uint32_t slot_bytes;
   uint32_t big_bytes;
