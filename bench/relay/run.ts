@@ -3,6 +3,8 @@
 //   - the relay, POP role, one worker (pinned to the first core), on both datagram paths: batched
 //     (native addon, recvmmsg/sendmmsg) and Node's dgram,
 //   - a minimal Node dgram forwarder (the ceiling for Node),
+//   - a minimal C batched forwarder (floor.c: the batched relay's system calls and nothing else,
+//     the floor of its design on this machine),
 //   - coturn relaying ChannelData, when `turnserver` is installed,
 // measuring: packets/s at < 0.1% loss, CPU per packet, p50/p99 added latency at half load and at
 // one rate common to all (half of coturn's maximum), and 1 -> 2 worker scaling; plus bytes per flow with 1,000,000 flows (bench/relay/memory.ts).
@@ -57,13 +59,21 @@ function log(msg: string): void {
  * A free UDP port below the kernel's ephemeral range (32768+): sinks are bound and released by
  * every trial, and an ephemeral port could be handed to some other process in between.
  */
+const handedOut = new Set<number>();
+/** A UDP port free now and not handed out before in this run (a sink binds its port only per trial). */
 function freePort(): number {
-  const out = execFileSync(process.execPath, [
-    "-e",
-    `const d=require('dgram');const t=()=>{const p=12000+Math.floor(Math.random()*20000);const s=d.createSocket('udp4');
+  for (;;) {
+    const out = execFileSync(process.execPath, [
+      "-e",
+      `const d=require('dgram');const t=()=>{const p=12000+Math.floor(Math.random()*20000);const s=d.createSocket('udp4');
      s.once('error',()=>{s.close();t()});s.bind(p,'127.0.0.1',()=>{console.log(p);s.close()})};t()`,
-  ]);
-  return Number(out.toString().trim());
+    ]);
+    const port = Number(out.toString().trim());
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 /**
@@ -95,6 +105,10 @@ function compileLoadgen(): string {
 }
 
 const LOADGEN = compileLoadgen();
+const FLOOR = join(DIR, "floor");
+execFileSync("gcc", ["-O2", "-o", FLOOR, join(ROOT, "bench/relay/floor.c")]);
+/** Name of the C floor's row (floor.c). */
+export const FLOOR_NAME = "minimal C batched forwarder (recvmmsg, sendmmsg, GSO)";
 
 /** The batched path when the addon is built (npm run build:native), and dgram always. */
 const addon = loadBinding();
@@ -366,6 +380,25 @@ async function startForwarder(cpusList: string | null): Promise<{ proc: Proc; ta
   };
 }
 
+/** floor.c on core 0 (see its header): raw datagrams to the sink, no header. */
+export async function startFloor(cpusList: string | null): Promise<{ proc: Proc; target: Target }> {
+  const port = freePort();
+  const sinkPort = freePort();
+  const proc = await startProcess([FLOOR, String(port), String(sinkPort)], {}, cpusList);
+  return {
+    proc,
+    target: {
+      name: FLOOR_NAME,
+      port,
+      sinkPort,
+      sinkOffset: 0,
+      flowFile: () => "-",
+      pid: () => proc.pid,
+      cpuList: cpusList,
+    },
+  };
+}
+
 interface Row {
   name: string;
   pps: number;
@@ -419,6 +452,9 @@ async function main(): Promise<void> {
     const fwd = await startForwarder(fwdCpus);
     procs.push(fwd.proc);
     targets.push(fwd.target);
+    const floor = await startFloor(fwdCpus);
+    procs.push(floor.proc);
+    targets.push(floor.target);
     for (const io of IO_MODES) {
       const relay = await startRelay(1, fwdCpus, io);
       procs.push(relay.proc);
@@ -607,6 +643,7 @@ async function main(): Promise<void> {
     const batchRow = rows.find((r) => r.name.startsWith("relay") && r.name.endsWith("1 worker, batch)"));
     const batch2Row = rows.find((r) => r.name.startsWith("relay") && r.name.endsWith("2 workers, batch)"));
     const turnRow = rows.find((r) => r.name.startsWith("coturn"));
+    const floorRow = rows.find((r) => r.name === FLOOR_NAME);
     const ratio = (a: number | undefined, b: number | undefined): number | null =>
       a !== undefined && b !== undefined && b !== 0 ? Number((a / b).toFixed(3)) : null;
     const load = readFileSync("/proc/loadavg", "utf8").split(" ")[0];
@@ -630,6 +667,8 @@ async function main(): Promise<void> {
         twoWorkersVsOne: Number(((scaling[1]?.pps ?? 0) / (scaling[0]?.pps || 1)).toFixed(3)),
         batchVsDgramPps: ratio(batchRow?.pps, relayRow.pps),
         batchVsDgramPpsPerCpu: ratio(batchRow?.ppsPerCpuSecond, relayRow.ppsPerCpuSecond),
+        batchVsFloorPpsPerCpu: ratio(batchRow?.ppsPerCpuSecond, floorRow?.ppsPerCpuSecond),
+        floorVsCoturnPpsPerCpu: ratio(floorRow?.ppsPerCpuSecond, turnRow?.ppsPerCpuSecond),
         batchVsCoturnPps: ratio(batchRow?.pps, turnRow?.pps),
         batchVsCoturnPpsPerCpu: ratio(batchRow?.ppsPerCpuSecond, turnRow?.ppsPerCpuSecond),
         batchVsCoturnPpsPerCpuSameRate:
@@ -662,6 +701,7 @@ async function main(): Promise<void> {
       "",
       `two batched workers on one core / coturn: pps x${results.ratios.batch2VsCoturnPps ?? "n/a"}, packets per CPU-second x${results.ratios.batch2VsCoturnPpsPerCpu ?? "n/a"}, added p50 at ${SAME} pps ${results.ratios.batch2MinusCoturnAddedP50UsSameRate ?? "n/a"} µs more than coturn's`,
       `batched relay / coturn: pps x${results.ratios.batchVsCoturnPps ?? "n/a"}, packets per CPU-second x${results.ratios.batchVsCoturnPpsPerCpu ?? "n/a"} at ${CPU_RATE} pps and x${results.ratios.batchVsCoturnPpsPerCpuSameRate ?? "n/a"} at ${SAME} pps, added p50 at ${SAME} pps ${results.ratios.batchMinusCoturnAddedP50UsSameRate ?? "n/a"} µs more than coturn's; batched / dgram relay: pps x${results.ratios.batchVsDgramPps ?? "n/a"}, packets per CPU-second x${results.ratios.batchVsDgramPpsPerCpu ?? "n/a"} ${batchNote}`,
+      `batched relay / C floor: packets per CPU-second x${results.ratios.batchVsFloorPpsPerCpu ?? "n/a"} at ${CPU_RATE} pps (the floor / coturn: x${results.ratios.floorVsCoturnPpsPerCpu ?? "n/a"}, the most any forwarder of this design reaches here)`,
       `relay / forwarder: pps x${results.ratios.relayVsForwarderPps}, packets per CPU-second x${results.ratios.relayVsForwarderCpu}; relay / coturn packets per CPU-second: x${results.ratios.relayVsCoturnPpsPerCpu ?? "n/a"} ${coturnNote}`,
       `scaling (unpinned, generator on the same cores): ${scaling.map((s) => `${s.workers} worker(s) ${s.pps} pps, ${s.usPerPacket} µs CPU/packet at ${CPU_RATE} pps`).join("; ")} -> pps x${results.ratios.twoWorkersVsOne}; flows per worker with 2 workers: ${perWorker.join(" / ")}`,
       `memory: ${memory.bytesPerFlow} bytes per flow with 1,000,000 flows (heap + external); first packet ${memory.firstPacketUs} µs`,
