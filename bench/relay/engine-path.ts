@@ -2,46 +2,15 @@
 // through `fromClient`, as the batched socket layer hands them over (address text from its cache
 // and the numeric IPv4 from the receive metadata). Medians of interleaved rounds, ns per datagram.
 // usage: node bench/relay/engine-path.ts [flows=64] [rounds=15] [datagramsPerRound=2000000]
-import { randomBytes } from "node:crypto";
-import { nodeMac } from "../../regional/common/hmac.ts";
-import { PopEngine } from "../../regional/relay/core/pop-engine.ts";
-import { SourceList } from "../../regional/relay/core/sources.ts";
 import { Action } from "../../regional/relay/core/types.ts";
 import { parseIpv4 } from "../../shared/backbone/address.ts";
-import { HintVerifier, mintHint } from "../../shared/hint/codec.ts";
-import { parseKeyring } from "../../shared/keys.ts";
-import { encodeBindingRequest } from "../../shared/stun/writer.ts";
+import { benchPopEngine, hintedRequest as req } from "./bench-engine.ts";
 
 const FLOWS = Number(process.argv[2] ?? 64);
 const ROUNDS = Number(process.argv[3] ?? 15);
 const PER_ROUND = Number(process.argv[4] ?? 2_000_000);
 
-const mac = nodeMac(parseKeyring(`1:${Buffer.alloc(32, 3).toString("base64")}`, "keys", 15));
-const req = Buffer.from(
-  encodeBindingRequest({
-    transactionId: new Uint8Array(12),
-    username: `${mintHint({ clusterId: 1, transceiverId: 1, random: randomBytes(4) }, mac)}:abcd`,
-  }),
-);
-const e = new PopEngine({
-  popId: 1,
-  clusters: [1],
-  clusterSources: new Map([[1, new SourceList(["127.0.0.0/8"])]]),
-  colocatedClusterId: 0,
-  transceivers: { has: () => false },
-  hint: new HintVerifier(mac),
-  limits: { maxFlows: 4096, maxFlowsPerPrefix: 4096, maxHalfOpenPerPrefix: 4096 },
-  timers: {
-    tickMs: 250,
-    halfOpenMs: 600_000,
-    idleMs: 600_000,
-    maxLifetimeMs: 3_600_000,
-    mirrorRefreshMs: 20_000,
-  },
-  mirror: false,
-  restore: null,
-  now: 0,
-});
+const e = benchPopEngine(4096);
 // One address per flow, the strings a socket layer's cache hands over; ports differ per flow.
 const addr = Array.from({ length: FLOWS }, (_, i) => `127.0.${i >> 8}.${(i & 255) + 1}`);
 const ip = addr.map((a) => parseIpv4(a));

@@ -1,25 +1,12 @@
 // Memory per flow: a POP engine sized for 1,000,000 flows, filled through its real first-packet
 // path (Binding request, hint verified) from 1,000,000 client addresses spread 64 per /24, then
 // answered. Run with --expose-gc. Prints one JSON line.
-import { randomBytes } from "node:crypto";
-import { nodeMac } from "../../regional/common/hmac.ts";
-import { PopEngine } from "../../regional/relay/core/pop-engine.ts";
-import { SourceList } from "../../regional/relay/core/sources.ts";
 import { Action } from "../../regional/relay/core/types.ts";
-import { HintVerifier, mintHint } from "../../shared/hint/codec.ts";
-import { parseKeyring } from "../../shared/keys.ts";
-import { encodeBindingRequest } from "../../shared/stun/writer.ts";
+import { benchPopEngine, hintedRequest as req } from "./bench-engine.ts";
 
 const FLOWS = Number(process.argv[2] ?? 1_000_000);
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error("run with --expose-gc");
-const mac = nodeMac(parseKeyring(`1:${Buffer.alloc(32, 3).toString("base64")}`, "keys", 15));
-const req = Buffer.from(
-  encodeBindingRequest({
-    transactionId: new Uint8Array(12),
-    username: `${mintHint({ clusterId: 1, transceiverId: 1, random: randomBytes(4) }, mac)}:abcd`,
-  }),
-);
 // Address strings as the socket layer would hand them over (one string per flow, kept by the table).
 const addresses: string[] = new Array(FLOWS);
 for (let i = 0; i < FLOWS; i++) addresses[i] = `10.${(i >> 14) & 255}.${(i >> 6) & 255}.${i & 63}`;
@@ -31,25 +18,7 @@ const used = (): number => {
 gc();
 const before = used();
 const rssBefore = process.memoryUsage().rss;
-const e = new PopEngine({
-  popId: 1,
-  clusters: [1],
-  clusterSources: new Map([[1, new SourceList(["127.0.0.0/8"])]]),
-  colocatedClusterId: 0,
-  transceivers: { has: () => false },
-  hint: new HintVerifier(mac),
-  limits: { maxFlows: FLOWS, maxFlowsPerPrefix: 1 << 20, maxHalfOpenPerPrefix: 1 << 20 },
-  timers: {
-    tickMs: 250,
-    halfOpenMs: 600_000,
-    idleMs: 600_000,
-    maxLifetimeMs: 3_600_000,
-    mirrorRefreshMs: 20_000,
-  },
-  mirror: false,
-  restore: null,
-  now: 0,
-});
+const e = benchPopEngine(FLOWS);
 const t0 = performance.now();
 for (let i = 0; i < FLOWS; i++) {
   if (e.fromClient(1, addresses[i]!, 40_000 + (i & 1023), req, req.length) !== Action.forwardWrapped) {

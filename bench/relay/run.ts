@@ -358,18 +358,19 @@ export async function startRelay(
   };
 }
 
-async function startForwarder(cpusList: string | null): Promise<{ proc: Proc; target: Target }> {
+/** A forwarder of raw datagrams (`cmd LISTEN_PORT SINK_PORT`, no header), on `cpusList`. */
+async function startRawForwarder(
+  name: string,
+  cmd: string[],
+  cpusList: string | null,
+): Promise<{ proc: Proc; target: Target }> {
   const port = freePort();
   const sinkPort = freePort();
-  const proc = await startProcess(
-    [process.execPath, "bench/relay/forwarder.ts", String(port), String(sinkPort)],
-    {},
-    cpusList,
-  );
+  const proc = await startProcess([...cmd, String(port), String(sinkPort)], {}, cpusList);
   return {
     proc,
     target: {
-      name: "minimal Node dgram forwarder",
+      name,
       port,
       sinkPort,
       sinkOffset: 0,
@@ -380,24 +381,11 @@ async function startForwarder(cpusList: string | null): Promise<{ proc: Proc; ta
   };
 }
 
-/** floor.c on core 0 (see its header): raw datagrams to the sink, no header. */
-export async function startFloor(cpusList: string | null): Promise<{ proc: Proc; target: Target }> {
-  const port = freePort();
-  const sinkPort = freePort();
-  const proc = await startProcess([FLOOR, String(port), String(sinkPort)], {}, cpusList);
-  return {
-    proc,
-    target: {
-      name: FLOOR_NAME,
-      port,
-      sinkPort,
-      sinkOffset: 0,
-      flowFile: () => "-",
-      pid: () => proc.pid,
-      cpuList: cpusList,
-    },
-  };
-}
+const startForwarder = (cpusList: string | null) =>
+  startRawForwarder("minimal Node dgram forwarder", [process.execPath, "bench/relay/forwarder.ts"], cpusList);
+
+/** floor.c (see its header). */
+export const startFloor = (cpusList: string | null) => startRawForwarder(FLOOR_NAME, [FLOOR], cpusList);
 
 interface Row {
   name: string;
