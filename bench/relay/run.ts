@@ -55,12 +55,12 @@ function log(msg: string): void {
   process.stderr.write(`${msg}\n`);
 }
 
-/**
- * A free UDP port below the kernel's ephemeral range (32768+): sinks are bound and released by
- * every trial, and an ephemeral port could be handed to some other process in between.
- */
 const handedOut = new Set<number>();
-/** A UDP port free now and not handed out before in this run (a sink binds its port only per trial). */
+/**
+ * A free UDP port below the kernel's ephemeral range (32768+), not handed out before in this run:
+ * sinks are bound and released by every trial, and a port could be handed to some other process
+ * (or, picked twice, to another target) in between.
+ */
 function freePort(): number {
   for (;;) {
     const out = execFileSync(process.execPath, [
@@ -98,15 +98,15 @@ function cpuSecondsOf(pid: number): number {
   }
 }
 
-function compileLoadgen(): string {
-  const bin = join(DIR, "loadgen");
-  execFileSync("gcc", ["-O2", "-pthread", "-o", bin, join(ROOT, "bench/relay/loadgen.c")]);
+/** Compiles bench/relay/NAME.c into the run's directory; returns the binary's path. */
+function compileC(name: string): string {
+  const bin = join(DIR, name);
+  execFileSync("gcc", ["-O2", "-pthread", "-o", bin, join(ROOT, `bench/relay/${name}.c`)]);
   return bin;
 }
 
-const LOADGEN = compileLoadgen();
-const FLOOR = join(DIR, "floor");
-execFileSync("gcc", ["-O2", "-o", FLOOR, join(ROOT, "bench/relay/floor.c")]);
+const LOADGEN = compileC("loadgen");
+const FLOOR = compileC("floor");
 /** Name of the C floor's row (floor.c). */
 export const FLOOR_NAME = "minimal C batched forwarder (recvmmsg, sendmmsg, GSO)";
 
